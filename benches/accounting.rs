@@ -1,0 +1,2 @@
+//! Accountant benchmarks (bench binary): `cargo bench --bench accounting`.
+fn main() {}

@@ -1,0 +1,1 @@
+//! MCMC diagnostics on plain slices: MMD, mean/covariance error, R-hat, ESS, MCSE.

@@ -1,0 +1,1 @@
+//! Notebook display: pure `to_html`/`to_text` renderers and `evcxr_display` hooks.

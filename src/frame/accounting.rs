@@ -1,0 +1,1 @@
+//! DataFrames of accountant grids.

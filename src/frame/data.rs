@@ -1,0 +1,1 @@
+//! Model data from polars DataFrames and CSV files.

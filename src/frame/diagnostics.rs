@@ -1,0 +1,1 @@
+//! DataFrames of diagnostics (summary tables).

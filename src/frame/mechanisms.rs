@@ -1,0 +1,1 @@
+//! DataFrames of mechanism results.

@@ -1,0 +1,35 @@
+//! # dp-mcmc
+//!
+//! Differentially private Bayesian inference with MCMC, after Räisä (2021), *Differentially
+//! Private Markov Chain Monte Carlo*: DP penalty (with one-component updates and guided walk),
+//! minibatch DP penalty, DP Barker and DP HMC, their privacy accountants (zCDP, RDP,
+//! subsampled RDP, the tight Gaussian PLD bound, the Fourier accountant, Algorithm 2), the
+//! thesis' models and diagnostics, and the mechanisms of the intro-to-DP and Hellinger seeds.
+//!
+//! Layering: computation (`accounting`, `models`, `samplers`, `diagnostics`, `mechanisms`)
+//! never touches polars or plotly; [`frame`] turns results into DataFrames; `plots` (feature
+//! `plot`) makes plotly figures. See `docs/ARCHITECTURE.md`.
+#![warn(missing_docs)]
+
+pub mod accounting;
+pub mod diagnostics;
+pub mod display;
+pub mod error;
+pub mod frame;
+pub mod mechanisms;
+pub mod models;
+#[cfg(feature = "plot")]
+pub mod plots;
+pub mod prelude;
+pub mod rng;
+pub mod samplers;
+
+pub use error::{Error, Result};
+
+/// The nalgebra version this crate was built with.
+pub use nalgebra;
+/// The plotly version this crate was built with.
+#[cfg(feature = "plot")]
+pub use plotly;
+/// The polars version this crate was built with (pinned): use it in notebooks.
+pub use polars;

@@ -1,0 +1,1 @@
+//! plotly figures for the mechanisms of the intro-to-DP and Hellinger seeds.
