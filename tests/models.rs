@@ -144,7 +144,11 @@ fn all_models() -> Vec<(&'static str, Box<dyn Model>, Vec<f64>)> {
             Box::new(banana(5, 20.0, 700)),
             vec![-0.2, 2.8, 0.1, -0.3, 0.4],
         ),
-        ("banana-hard", Box::new(banana(2, 350.0, 700)), vec![0.05, 2.9]),
+        (
+            "banana-hard",
+            Box::new(banana(2, 350.0, 700)),
+            vec![0.05, 2.9],
+        ),
         ("gauss-2d", Box::new(gaussian(2, 700)), vec![0.1, 2.9]),
         (
             "gauss-4d",
@@ -157,11 +161,7 @@ fn all_models() -> Vec<(&'static str, Box<dyn Model>, Vec<f64>)> {
             vec![0.8, -1.2, 0.4],
         ),
         ("circle", Box::new(circle(700)), vec![1.5, -2.0]),
-        (
-            "logistic",
-            Box::new(logistic(700)),
-            vec![0.4, -0.9, 0.7],
-        ),
+        ("logistic", Box::new(logistic(700)), vec![0.4, -0.9, 0.7]),
         ("custom", Box::new(custom(700)), vec![0.9, 2.1, -1.5]),
         (
             "experiment-easy-2d",
@@ -374,16 +374,20 @@ fn banana_posterior_sampler_matches_closed_form() {
     let p = BananaParams::thesis(2, 20.0);
     let post = BananaPosterior::from_sufficient(&p, &[0.1, 3.2], 1000).unwrap();
     let draws = post.sample(200_000, &mut chain_rng(1, 0));
-    check_moments("banana worked example", &draws, &post.mean(), &post.variance());
+    check_moments(
+        "banana worked example",
+        &draws,
+        &post.mean(),
+        &post.variance(),
+    );
     // Cov(θ₁, θ₂): SE from the sample of products.
     let (m, c) = moments(&draws);
     let prods: Vec<f64> = draws
         .iter()
         .map(|x| (x[0] - m[0]) * (x[1] - m[1]))
         .collect();
-    let sd_prod = (prods.iter().map(|p| (p - c[0][1]).powi(2)).sum::<f64>()
-        / prods.len() as f64)
-        .sqrt();
+    let sd_prod =
+        (prods.iter().map(|p| (p - c[0][1]).powi(2)).sum::<f64>() / prods.len() as f64).sqrt();
     let se = sd_prod / (prods.len() as f64).sqrt();
     assert!(
         (c[0][1] - post.cov12()).abs() <= Z * se,
@@ -395,7 +399,12 @@ fn banana_posterior_sampler_matches_closed_form() {
     let model = banana(10, 20.0, 2000);
     let post = model.posterior();
     let draws = post.sample(100_000, &mut chain_rng(2, 0));
-    check_moments("banana 10-d tempered", &draws, &post.mean(), &post.variance());
+    check_moments(
+        "banana 10-d tempered",
+        &draws,
+        &post.mean(),
+        &post.variance(),
+    );
 }
 
 #[test]
@@ -412,11 +421,11 @@ fn gaussian_posterior_sampler_matches_closed_form() {
     let cv = post.covariance();
     let rho_true = cv[(0, 1)] / (cv[(0, 0)] * cv[(1, 1)]).sqrt();
     let se = (1.0 - rho_true * rho_true) / (draws.len() as f64).sqrt();
+    assert!((rho - rho_true).abs() <= Z * se, "corr {rho} vs {rho_true}");
     assert!(
-        (rho - rho_true).abs() <= Z * se,
-        "corr {rho} vs {rho_true}"
+        c[0][2].abs() < Z * (c[0][0] * c[2][2] / 1e5).sqrt(),
+        "cross-block cov"
     );
-    assert!(c[0][2].abs() < Z * (c[0][0] * c[2][2] / 1e5).sqrt(), "cross-block cov");
 }
 
 /// Spec §10.3 (from the original Python functions): s_i = (T n τ_i + τ₀)^{-1/2}, data
@@ -509,8 +518,14 @@ fn correlated_gauss_matches_refs_json() {
     let xbar = vecf(&g["data_summary"]["xbar"]);
     let n = g["n"].as_u64().unwrap() as usize;
     for (key, prior_var) in [
-        ("prior_var_100_as_in_thesis_table_and_true_posterior_code", 100.0),
-        ("prior_var_10000_as_in_thesis_code_log_prior_scale_100", 10000.0),
+        (
+            "prior_var_100_as_in_thesis_table_and_true_posterior_code",
+            100.0,
+        ),
+        (
+            "prior_var_10000_as_in_thesis_code_log_prior_scale_100",
+            10000.0,
+        ),
     ] {
         let want = &g["posterior"][key];
         let post = GaussianPosterior::from_sufficient(&xbar, n, &cov, prior_var, 1.0).unwrap();
@@ -535,25 +550,40 @@ fn correlated_gauss_matches_refs_json() {
         );
     }
     let w = &g["worked_example"];
-    let post = GaussianPosterior::from_sufficient(
-        &vecf(&w["inputs"]["xbar"]),
-        200_000,
-        &cov,
-        100.0,
-        1.0,
-    )
-    .unwrap();
+    let post =
+        GaussianPosterior::from_sufficient(&vecf(&w["inputs"]["xbar"]), 200_000, &cov, 100.0, 1.0)
+            .unwrap();
     for (a, b) in post.mean().iter().zip(vecf(&w["posterior_mean"])) {
         assert!((a - b).abs() < 1e-12, "worked example mean {a} vs {b}");
     }
 }
 
 fn check_banana_ref(what: &str, post: &BananaPosterior, v: &Value, tol: f64) {
-    assert_close(&format!("{what} mu_z"), post.z_mean(), &vecf(&v["mu_z"]), tol);
+    assert_close(
+        &format!("{what} mu_z"),
+        post.z_mean(),
+        &vecf(&v["mu_z"]),
+        tol,
+    );
     let var_z: Vec<f64> = post.z_std().iter().map(|s| s * s).collect();
-    assert_rel(&format!("{what} Sigma_z"), &var_z, &vecf(&v["Sigma_z_diag"]), tol);
-    assert_close(&format!("{what} mean"), &post.mean(), &vecf(&v["theta_mean"]), tol);
-    assert_rel(&format!("{what} var"), &post.variance(), &vecf(&v["theta_var"]), tol);
+    assert_rel(
+        &format!("{what} Sigma_z"),
+        &var_z,
+        &vecf(&v["Sigma_z_diag"]),
+        tol,
+    );
+    assert_close(
+        &format!("{what} mean"),
+        &post.mean(),
+        &vecf(&v["theta_mean"]),
+        tol,
+    );
+    assert_rel(
+        &format!("{what} var"),
+        &post.variance(),
+        &vecf(&v["theta_var"]),
+        tol,
+    );
     let c12 = v["theta_cov_12"].as_f64().unwrap();
     assert_rel(&format!("{what} cov12"), &[post.cov12()], &[c12], tol);
 }
@@ -598,7 +628,10 @@ fn banana_matches_refs_json() {
         check_banana_ref(key, &post, v, 1e-12);
         let lp = v["logpdf_normalised_at_theta_true"].as_f64().unwrap();
         let got = post.log_density(&e.true_theta().unwrap());
-        assert!((got - lp).abs() < 1e-11 * lp.abs().max(1.0), "{key} log p: {got} vs {lp}");
+        assert!(
+            (got - lp).abs() < 1e-11 * lp.abs().max(1.0),
+            "{key} log p: {got} vs {lp}"
+        );
     }
 }
 
@@ -642,7 +675,10 @@ fn experiment_keys_and_table_5_1() {
         (2, 100_000, None, 1e-5, None),
     ];
     for (e, (d, n, n0, a, s0)) in Experiment::ALL.into_iter().zip(table) {
-        assert_eq!((e.dim(), e.n(), e.n0(), e.a(), e.prior_var()), (d, n, n0, a, s0));
+        assert_eq!(
+            (e.dim(), e.n(), e.n0(), e.a(), e.prior_var()),
+            (d, n, n0, a, s0)
+        );
     }
     assert_eq!(Experiment::TemperedBanana10d.tempering(), 0.005);
     assert_eq!(Experiment::Circle.true_theta(), None);
@@ -656,13 +692,22 @@ fn experiment_models_data_and_start_points() {
         let m = e.model().unwrap();
         let gen_time = t0.elapsed();
         eprintln!("{}: data + model in {gen_time:?} (debug build)", e.key());
-        assert_eq!((m.dim(), m.n_rows(), m.tempering()), (e.dim(), e.n(), e.tempering()));
+        assert_eq!(
+            (m.dim(), m.n_rows(), m.tempering()),
+            (e.dim(), e.n(), e.tempering())
+        );
         assert_eq!(m.experiment(), e);
         // Same seed, same data; other seed, other data.
         let again = e.model().unwrap();
-        assert_eq!(m.log_lik_row(&e.start_center(), 5), again.log_lik_row(&e.start_center(), 5));
+        assert_eq!(
+            m.log_lik_row(&e.start_center(), 5),
+            again.log_lik_row(&e.start_center(), 5)
+        );
         let other = e.model_with_seed(1).unwrap();
-        assert_ne!(m.log_lik_row(&e.start_center(), 5), other.log_lik_row(&e.start_center(), 5));
+        assert_ne!(
+            m.log_lik_row(&e.start_center(), 5),
+            other.log_lik_row(&e.start_center(), 5)
+        );
 
         let starts = m.start_points(20);
         assert_eq!(starts.len(), 20);
@@ -680,7 +725,11 @@ fn experiment_models_data_and_start_points() {
                 // (the relative SE of a 1000-draw sd is ≈ 2.2 %, and the mean over coordinates
                 // is at least as precise; 10 % is > 4 SE).
                 let exact = sd.iter().sum::<f64>() / sd.len() as f64;
-                assert!((nu / exact - 1.0).abs() < 0.1, "{}: ν {nu} vs {exact}", e.key());
+                assert!(
+                    (nu / exact - 1.0).abs() < 0.1,
+                    "{}: ν {nu} vs {exact}",
+                    e.key()
+                );
                 let reference = m.default_reference_sample().unwrap();
                 assert_eq!(reference.len(), REFERENCE_DRAWS);
                 assert_eq!(mean_sample_std(&reference), nu);
@@ -734,9 +783,11 @@ fn logistic_lipschitz_bound_holds() {
 
 #[test]
 fn custom_model_without_gradient_reports_it() {
-    let m = CustomModel::new(RowData::from_row_major(vec![1.0, 2.0], 1).unwrap(), 1, |t, r| {
-        -(r[0] - t[0]).powi(2)
-    })
+    let m = CustomModel::new(
+        RowData::from_row_major(vec![1.0, 2.0], 1).unwrap(),
+        1,
+        |t, r| -(r[0] - t[0]).powi(2),
+    )
     .unwrap();
     assert!(!m.has_gradient());
     let err = m.grad_log_lik_row(&[0.0], 0, &mut [0.0]).unwrap_err();
@@ -766,9 +817,15 @@ fn data_from_frame_and_csv() {
     let cols = column_data(&df, &["n", "x"]).unwrap();
     assert_eq!(cols.col(1), &[1.0, 2.0, 3.0]);
     let e = row_data(&df, &["x", "gap"]).unwrap_err().to_string();
-    assert!(e.contains("`gap`") && e.contains("null") && e.contains("row 1"), "{e}");
+    assert!(
+        e.contains("`gap`") && e.contains("null") && e.contains("row 1"),
+        "{e}"
+    );
     let e = row_data(&df, &["bad"]).unwrap_err().to_string();
-    assert!(e.contains("`bad`") && e.contains("row 1") && e.contains("inf"), "{e}");
+    assert!(
+        e.contains("`bad`") && e.contains("row 1") && e.contains("inf"),
+        "{e}"
+    );
     let e = row_data(&df, &["s"]).unwrap_err().to_string();
     assert!(e.contains("`s`") && e.contains("numeric"), "{e}");
     let e = row_data(&df, &["nope"]).unwrap_err().to_string();
@@ -798,7 +855,11 @@ fn data_from_frame_and_csv() {
 #[test]
 fn bad_input_is_an_error_naming_the_problem() {
     let msg = |r: dp_mcmc::Result<()>| r.unwrap_err().to_string();
-    let ok2 = || BananaParams::thesis(2, 20.0).generate(&[0.0, 3.0], 10, 1).unwrap();
+    let ok2 = || {
+        BananaParams::thesis(2, 20.0)
+            .generate(&[0.0, 3.0], 10, 1)
+            .unwrap()
+    };
 
     // Data.
     assert!(msg(ColumnData::from_columns(vec![]).map(|_| ())).contains("no columns"));
@@ -811,9 +872,14 @@ fn bad_input_is_an_error_naming_the_problem() {
 
     // Banana.
     let e = msg(BananaModel::new(ok2(), BananaParams::thesis(3, 20.0)).map(|_| ()));
-    assert!(e.contains("data columns") && e.contains("expected 3"), "{e}");
+    assert!(
+        e.contains("data columns") && e.contains("expected 3"),
+        "{e}"
+    );
     for (t, _) in [(0.0, ()), (1.5, ()), (f64::NAN, ()), (-0.1, ())] {
-        let e = msg(BananaModel::new(ok2(), BananaParams::thesis(2, 20.0).with_tempering(t)).map(|_| ()));
+        let e = msg(
+            BananaModel::new(ok2(), BananaParams::thesis(2, 20.0).with_tempering(t)).map(|_| ()),
+        );
         assert!(e.contains("tempering") && e.contains("(0, 1]"), "{e}");
     }
     let mut p = BananaParams::thesis(2, 20.0);
@@ -827,12 +893,22 @@ fn bad_input_is_an_error_naming_the_problem() {
     p.b = f64::NAN;
     assert!(msg(p.validate()).contains("`b`"));
     assert!(msg(BananaParams::thesis(1, 1.0).validate()).contains("d >= 2"));
-    assert!(BananaParams::thesis(2, 1.0).generate(&[0.0, f64::NAN], 5, 1).is_err());
-    assert!(BananaParams::thesis(2, 1.0).generate(&[0.0, 1.0], 0, 1).is_err());
+    assert!(
+        BananaParams::thesis(2, 1.0)
+            .generate(&[0.0, f64::NAN], 5, 1)
+            .is_err()
+    );
+    assert!(
+        BananaParams::thesis(2, 1.0)
+            .generate(&[0.0, 1.0], 0, 1)
+            .is_err()
+    );
 
     // Gaussian.
     let cov = block_correlated_cov(2, 0.999).unwrap();
-    let data3 = BananaParams::thesis(3, 0.0).generate(&[0.0; 3], 10, 1).unwrap();
+    let data3 = BananaParams::thesis(3, 0.0)
+        .generate(&[0.0; 3], 10, 1)
+        .unwrap();
     let e = msg(GaussianModel::new(data3, cov.clone(), 100.0).map(|_| ()));
     assert!(e.contains("cov rows"), "{e}");
     let not_pd = dp_mcmc::nalgebra::DMatrix::from_row_slice(2, 2, &[1.0, 2.0, 2.0, 1.0]);
@@ -879,6 +955,10 @@ fn models_are_send_sync_and_cheap_to_clone() {
     let m = Experiment::Gauss30d.model().unwrap();
     let t = std::time::Instant::now();
     let clones: Vec<ExperimentModel> = (0..1000).map(|_| m.clone()).collect();
-    assert!(t.elapsed().as_millis() < 500, "1000 clones took {:?}", t.elapsed());
+    assert!(
+        t.elapsed().as_millis() < 500,
+        "1000 clones took {:?}",
+        t.elapsed()
+    );
     assert_eq!(clones[999].n_rows(), 200_000);
 }

@@ -48,9 +48,7 @@ pub fn numeric_columns(df: &DataFrame, columns: &[&str]) -> Result<Vec<Vec<f64>>
         columns.iter().map(|s| s.to_string()).collect()
     };
     if names.is_empty() {
-        return Err(Error::InvalidData(
-            "the DataFrame has no columns".into(),
-        ));
+        return Err(Error::InvalidData("the DataFrame has no columns".into()));
     }
     if df.height() == 0 {
         return Err(Error::InvalidData(

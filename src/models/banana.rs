@@ -18,6 +18,7 @@
 
 use rand::{Rng, RngExt};
 use rand_distr::StandardNormal;
+use rayon::prelude::*;
 
 use crate::error::{Error, Result, check};
 use crate::models::{ColumnData, Model};
@@ -126,9 +127,10 @@ impl BananaParams {
         check::all_finite("theta", theta)?;
         check::at_least_one("n", n)?;
         let u2 = self.row_mean_2(theta);
+        // One independent stream per column, generated in parallel (deterministic).
         let columns = self
             .lik_vars
-            .iter()
+            .par_iter()
             .enumerate()
             .map(|(i, &v)| {
                 let mean = if i == 1 { u2 } else { theta[i] };
@@ -347,10 +349,10 @@ impl Model for BananaModel {
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
         let d = self.dim();
-        if out.len() % d != 0 {
+        if !out.len().is_multiple_of(d) {
             return Err(Error::DimensionMismatch {
                 name: "grad_log_lik_rows output (a multiple of d)",
-                expected: (out.len() / d + 1) * d,
+                expected: out.len().div_ceil(d) * d,
                 got: out.len(),
             });
         }

@@ -165,7 +165,7 @@ impl Model for CircleModel {
     }
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
-        if out.len() % 2 != 0 {
+        if !out.len().is_multiple_of(2) {
             return Err(Error::DimensionMismatch {
                 name: "grad_log_lik_rows output (a multiple of d = 2)",
                 expected: out.len() + 1,

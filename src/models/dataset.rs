@@ -234,7 +234,7 @@ fn row_count(len: usize, n_cols: usize) -> Result<usize> {
             "no rows: the data need at least one row".into(),
         ));
     }
-    if len % n_cols != 0 {
+    if !len.is_multiple_of(n_cols) {
         return Err(Error::InvalidData(format!(
             "{len} values do not split into rows of {n_cols} columns"
         )));

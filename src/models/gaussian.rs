@@ -17,6 +17,7 @@
 use nalgebra::{DMatrix, DVector};
 use rand::{Rng, RngExt};
 use rand_distr::StandardNormal;
+use rayon::prelude::*;
 
 use crate::error::{Error, Result, check};
 use crate::models::{ColumnData, Model};
@@ -36,7 +37,7 @@ use crate::rng::chain_rng;
 /// # Ok(()) }
 /// ```
 pub fn block_correlated_cov(d: usize, rho: f64) -> Result<DMatrix<f64>> {
-    if d < 2 || d % 2 != 0 {
+    if d < 2 || !d.is_multiple_of(2) {
         return Err(Error::invalid(
             "d",
             d,
@@ -112,6 +113,7 @@ pub fn generate_gaussian(
     check::at_least_one("n", n)?;
     let chol = cholesky_of(cov, d)?;
     let z: Vec<Vec<f64>> = (0..d)
+        .into_par_iter()
         .map(|i| {
             let mut rng = chain_rng(seed, i as u64);
             (0..n)
@@ -368,7 +370,7 @@ impl Model for GaussianModel {
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
         let d = self.dim();
-        if out.len() % d != 0 {
+        if !out.len().is_multiple_of(d) {
             return Err(Error::DimensionMismatch {
                 name: "grad_log_lik_rows output (a multiple of d)",
                 expected: out.len().div_ceil(d) * d,

@@ -186,7 +186,7 @@ impl Model for LogisticModel {
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
         let d = self.dim();
-        if out.len() % d != 0 {
+        if !out.len().is_multiple_of(d) {
             return Err(Error::DimensionMismatch {
                 name: "grad_log_lik_rows output (a multiple of d)",
                 expected: out.len().div_ceil(d) * d,
