@@ -21,7 +21,7 @@ use std::path::Path;
 use polars::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::models::{ColumnData, RowData};
+use crate::models::{ColumnData, LogisticModel, RowData};
 
 /// The selected columns of `df` as `f64` vectors (all columns if `columns` is empty).
 ///
@@ -154,4 +154,50 @@ pub fn row_data_from_csv(path: impl AsRef<Path>, columns: &[&str]) -> Result<Row
 /// [`column_data`] of a CSV file (header row required).
 pub fn column_data_from_csv(path: impl AsRef<Path>, columns: &[&str]) -> Result<ColumnData> {
     column_data(&read_csv(path)?, columns)
+}
+
+/// A [`LogisticModel`] from a DataFrame: covariates `features` (plus a leading column of ones
+/// if `intercept`), binary outcome `target` (0/1 or boolean), prior `N(0, prior_var · I)`.
+///
+/// ```
+/// use dp_mcmc::frame::data::logistic_model;
+/// use dp_mcmc::models::Model;
+/// use dp_mcmc::polars::prelude::*;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let df = df!("age" => [0.3, -1.2, 0.8], "smoker" => [true, false, true])?;
+/// let model = logistic_model(&df, &["age"], "smoker", 10.0, true)?;
+/// assert_eq!(model.dim(), 2); // intercept and age
+/// let err = logistic_model(&df, &["age"], "age", 10.0, true).unwrap_err();
+/// assert!(err.to_string().contains("`age`")); // age is not a 0/1 outcome
+/// # Ok(()) }
+/// ```
+pub fn logistic_model(
+    df: &DataFrame,
+    features: &[&str],
+    target: &str,
+    prior_var: f64,
+    intercept: bool,
+) -> Result<LogisticModel> {
+    if features.is_empty() && !intercept {
+        return Err(Error::invalid(
+            "features",
+            "[]",
+            "name at least one covariate column or set `intercept`",
+        ));
+    }
+    let mut cols = Vec::with_capacity(features.len() + 1);
+    if intercept {
+        cols.push(vec![1.0; df.height()]);
+    }
+    if !features.is_empty() {
+        cols.extend(numeric_columns(df, features)?);
+    }
+    let y = numeric_column(df, target)?;
+    if let Some(j) = y.iter().position(|&v| v != 0.0 && v != 1.0) {
+        return Err(Error::InvalidData(format!(
+            "target column `{target}` has the value {} at row {j}; logistic regression needs 0/1 outcomes",
+            y[j]
+        )));
+    }
+    LogisticModel::new(ColumnData::from_columns(cols)?, &y, prior_var)
 }

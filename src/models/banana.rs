@@ -21,7 +21,7 @@ use rand_distr::StandardNormal;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check};
-use crate::models::{ColumnData, Model};
+use crate::models::{ColumnData, Model, linear};
 use crate::rng::chain_rng;
 
 /// Hyper-parameters of the banana model (Theorem 13).
@@ -230,6 +230,18 @@ impl BananaModel {
         }
     }
 
+    /// Coefficients `(c, c0)` of coordinate `i`'s ratio term `c·x + c0`,
+    /// `τ_i(u'_i − u_i)(x − (u_i + u'_i)/2)`; `None` if `u_i` does not change.
+    #[inline]
+    fn ratio_coef(&self, theta: &[f64], theta_new: &[f64], i: usize) -> Option<(f64, f64)> {
+        let (mu, mu_new) = (self.mean_i(theta, i), self.mean_i(theta_new, i));
+        if mu == mu_new {
+            return None;
+        }
+        let c = self.tau[i] * (mu_new - mu);
+        Some((c, -c * 0.5 * (mu + mu_new)))
+    }
+
     /// `∂u₂/∂θ₁ = 2a(θ₁ − m)`.
     #[inline]
     fn du2(&self, theta: &[f64]) -> f64 {
@@ -309,20 +321,16 @@ impl Model for BananaModel {
     }
 
     fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
-        out.fill(0.0);
         let end = start + out.len();
-        for (i, &t) in self.tau.iter().enumerate() {
-            let (mu, mu_new) = (self.mean_i(theta, i), self.mean_i(theta_new, i));
-            if mu == mu_new {
-                continue;
-            }
-            // τ(u' − u)(x − (u + u')/2) = c·x + c0
-            let c = t * (mu_new - mu);
-            let c0 = -c * 0.5 * (mu + mu_new);
-            for (o, &x) in out.iter_mut().zip(&self.data.col(i)[start..end]) {
-                *o += c * x + c0;
-            }
-        }
+        let constant = (0..self.dim())
+            .filter_map(|i| self.ratio_coef(theta, theta_new, i))
+            .map(|(_, c0)| c0)
+            .sum();
+        let terms = (0..self.dim()).filter_map(|i| {
+            self.ratio_coef(theta, theta_new, i)
+                .map(|(c, _)| (c, &self.data.col(i)[start..end]))
+        });
+        linear::rows(out, constant, terms);
     }
 
     fn log_lik_ratio_indexed(
@@ -332,19 +340,15 @@ impl Model for BananaModel {
         rows: &[usize],
         out: &mut [f64],
     ) {
-        out.fill(0.0);
-        for (i, &t) in self.tau.iter().enumerate() {
-            let (mu, mu_new) = (self.mean_i(theta, i), self.mean_i(theta_new, i));
-            if mu == mu_new {
-                continue;
-            }
-            let c = t * (mu_new - mu);
-            let c0 = -c * 0.5 * (mu + mu_new);
-            let col = self.data.col(i);
-            for (o, &j) in out.iter_mut().zip(rows) {
-                *o += c * col[j] + c0;
-            }
-        }
+        let constant = (0..self.dim())
+            .filter_map(|i| self.ratio_coef(theta, theta_new, i))
+            .map(|(_, c0)| c0)
+            .sum();
+        let terms = (0..self.dim()).filter_map(|i| {
+            self.ratio_coef(theta, theta_new, i)
+                .map(|(c, _)| (c, self.data.col(i)))
+        });
+        linear::indexed(out, rows, constant, terms);
     }
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {

@@ -20,7 +20,7 @@ use rand_distr::StandardNormal;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check};
-use crate::models::{ColumnData, Model};
+use crate::models::{ColumnData, Model, linear};
 use crate::rng::chain_rng;
 
 /// The block-diagonal covariance of spec §5.2: block `k` (coordinates `2k, 2k+1`) is
@@ -240,6 +240,16 @@ impl GaussianModel {
         )
     }
 
+    /// Coefficients `(w_k, c0_k)` of column `k`'s ratio term `w_k x_k + c0_k`:
+    /// `w_k = Σ_i P_ki (θ'_i − θ_i)`, `c0_k = −w_k (θ_k + θ'_k)/2`; `None` if `w_k = 0`.
+    #[inline]
+    fn ratio_coef(&self, theta: &[f64], theta_new: &[f64], k: usize) -> Option<(f64, f64)> {
+        let w: f64 = (0..self.dim())
+            .map(|i| self.p(k, i) * (theta_new[i] - theta[i]))
+            .sum();
+        (w != 0.0).then(|| (w, -w * 0.5 * (theta[k] + theta_new[k])))
+    }
+
     #[inline]
     fn p(&self, i: usize, l: usize) -> f64 {
         self.prec[i * self.dim() + l]
@@ -326,22 +336,17 @@ impl Model for GaussianModel {
     }
 
     fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
-        out.fill(0.0);
         let end = start + out.len();
         let d = self.dim();
-        for k in 0..d {
-            // w_k = Σ_i P_ki (θ'_i − θ_i); r += w_k (x_k − (θ_k + θ'_k)/2)
-            let w: f64 = (0..d)
-                .map(|i| self.p(k, i) * (theta_new[i] - theta[i]))
-                .sum();
-            if w == 0.0 {
-                continue;
-            }
-            let c0 = -w * 0.5 * (theta[k] + theta_new[k]);
-            for (o, &x) in out.iter_mut().zip(&self.data.col(k)[start..end]) {
-                *o += w * x + c0;
-            }
-        }
+        let constant = (0..d)
+            .filter_map(|k| self.ratio_coef(theta, theta_new, k))
+            .map(|(_, c0)| c0)
+            .sum();
+        let terms = (0..d).filter_map(|k| {
+            self.ratio_coef(theta, theta_new, k)
+                .map(|(w, _)| (w, &self.data.col(k)[start..end]))
+        });
+        linear::rows(out, constant, terms);
     }
 
     fn log_lik_ratio_indexed(
@@ -351,21 +356,16 @@ impl Model for GaussianModel {
         rows: &[usize],
         out: &mut [f64],
     ) {
-        out.fill(0.0);
         let d = self.dim();
-        for k in 0..d {
-            let w: f64 = (0..d)
-                .map(|i| self.p(k, i) * (theta_new[i] - theta[i]))
-                .sum();
-            if w == 0.0 {
-                continue;
-            }
-            let c0 = -w * 0.5 * (theta[k] + theta_new[k]);
-            let col = self.data.col(k);
-            for (o, &j) in out.iter_mut().zip(rows) {
-                *o += w * col[j] + c0;
-            }
-        }
+        let constant = (0..d)
+            .filter_map(|k| self.ratio_coef(theta, theta_new, k))
+            .map(|(_, c0)| c0)
+            .sum();
+        let terms = (0..d).filter_map(|k| {
+            self.ratio_coef(theta, theta_new, k)
+                .map(|(w, _)| (w, self.data.col(k)))
+        });
+        linear::indexed(out, rows, constant, terms);
     }
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {

@@ -51,6 +51,7 @@ mod custom;
 mod dataset;
 mod experiments;
 mod gaussian;
+mod linear;
 mod logistic;
 
 pub use banana::{BananaModel, BananaParams, BananaPosterior};
