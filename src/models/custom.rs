@@ -2,26 +2,6 @@
 //!
 //! The closures are stored as `Arc<dyn Fn … + Send + Sync>`, so the model is cheap to clone,
 //! owns everything it needs and can be shared by parallel chains.
-//!
-//! ```
-//! use dp_mcmc::models::{CustomModel, Model, RowData};
-//! # fn main() -> dp_mcmc::Result<()> {
-//! // Rows (x, y); model y ~ N(θ₀ + θ₁ x, 1).
-//! let data = RowData::from_rows(&[vec![0.0, 1.1], vec![1.0, 2.9], vec![2.0, 5.2]])?;
-//! let model = CustomModel::new(data, 2, |theta, row| {
-//!     let e = row[1] - theta[0] - theta[1] * row[0];
-//!     -0.5 * e * e
-//! })?
-//! .with_gaussian_prior(10.0)?
-//! .with_param_names(&["intercept", "slope"])?;
-//!
-//! // Per-row log-likelihood ratios r_j = ln p(x_j | θ') − ln p(x_j | θ).
-//! let mut r = vec![0.0; model.n_rows()];
-//! model.log_lik_ratio_rows(&[1.0, 2.0], &[1.0, 2.1], 0, &mut r);
-//! assert_eq!(r[0], 0.0); // x = 0: the slope does not matter
-//! assert!(r[1] < 0.0 && r[2] > 0.0); // row 1 fits worse, row 2 better
-//! # Ok(()) }
-//! ```
 
 use std::fmt;
 use std::sync::Arc;
@@ -67,7 +47,28 @@ impl fmt::Debug for Prior {
     }
 }
 
-/// A model from row-major data and closures (see the [module docs](self)).
+/// A model from row-major data and closures: a per-row log-likelihood `log_lik(θ, row)`, an
+/// optional per-row gradient, a prior (flat by default), parameter names and a tempering.
+///
+/// ```
+/// use dp_mcmc::models::{CustomModel, Model, RowData};
+/// # fn main() -> dp_mcmc::Result<()> {
+/// // Rows (x, y); model y ~ N(θ₀ + θ₁ x, 1).
+/// let data = RowData::from_rows(&[vec![0.0, 1.1], vec![1.0, 2.9], vec![2.0, 5.2]])?;
+/// let model = CustomModel::new(data, 2, |theta, row| {
+///     let e = row[1] - theta[0] - theta[1] * row[0];
+///     -0.5 * e * e
+/// })?
+/// .with_gaussian_prior(10.0)?
+/// .with_param_names(&["intercept", "slope"])?;
+///
+/// // Per-row log-likelihood ratios r_j = ln p(x_j | θ') − ln p(x_j | θ).
+/// let mut r = vec![0.0; model.n_rows()];
+/// model.log_lik_ratio_rows(&[1.0, 2.0], &[1.0, 2.1], 0, &mut r);
+/// assert_eq!(r[0], 0.0); // x = 0: the slope does not matter
+/// assert!(r[1] < 0.0 && r[2] > 0.0); // row 1 fits worse, row 2 better
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct CustomModel {
     data: RowData,
