@@ -681,6 +681,11 @@ fn experiment_keys_and_table_5_1() {
         assert_eq!(e.key().parse::<Experiment>().unwrap(), e);
         assert_eq!(e.to_string(), e.key());
     }
+    let json = serde_json::to_string(&Experiment::ALL).unwrap();
+    assert!(json.starts_with(r#"["easy-2d","easy-10d""#), "{json}");
+    let back: Vec<Experiment> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, Experiment::ALL);
+    assert!(serde_json::from_str::<Experiment>(r#""easy-3d""#).is_err());
     let err = "banana".parse::<Experiment>().unwrap_err().to_string();
     for k in keys {
         assert!(err.contains(k), "error lists {k}: {err}");

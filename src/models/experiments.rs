@@ -275,6 +275,20 @@ impl Experiment {
     }
 }
 
+impl serde::Serialize for Experiment {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.key())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Experiment {
+    /// Deserialises from the key (`"easy-2d"`, …).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let key = String::deserialize(d)?;
+        key.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl fmt::Display for Experiment {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.key())

@@ -10,6 +10,8 @@
 //! one prior everywhere: the sampler's [`Model::log_prior`] and [`GaussianPosterior`] both use
 //! the variance given to [`GaussianModel::new`] (100 in the `hard-gauss-2d` preset). At
 //! `n = 2·10⁵` the two choices move the posterior mean by 1.5·10⁻⁷ (7·10⁻⁵ posterior sds).
+//! To target the thesis code's MCMC prior, build the model with `prior_var = 1e4` (its
+//! [`GaussianModel::posterior`] then matches that prior too).
 //!
 //! The per-row ratio is linear in the row: `r_j = wᵀ(x_j − (θ + θ')/2)` with `w = Σ⁻¹(θ' − θ)`;
 //! with a block-diagonal `Σ` a one-coordinate change touches only the columns of its block.
