@@ -488,11 +488,22 @@ impl BananaPosterior {
     }
 
     /// Normalised log density `Σ_i ln N(u_i; μ_i, s_i²)`, `u = (θ₁, θ₂ + a(θ₁ − m)² + b, θ₃, …)`
-    /// (the Jacobian of the map is 1). `theta` must have length `d`.
-    pub fn log_density(&self, theta: &[f64]) -> f64 {
+    /// (the Jacobian of the map is 1).
+    ///
+    /// ```
+    /// use dp_mcmc::models::{BananaParams, BananaPosterior};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let post = BananaPosterior::from_sufficient(&BananaParams::thesis(2, 20.0), &[0.1, 3.2], 1000)?;
+    /// // shared/ref/diagnostics/README.md §4: log p(0.1, 3.0) = 3.1138779468571913
+    /// assert!((post.log_density(&[0.1, 3.0])? - 3.1138779468571913).abs() < 1e-13);
+    /// assert!(post.log_density(&[0.1]).is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn log_density(&self, theta: &[f64]) -> Result<f64> {
+        check::len("theta", theta.len(), self.dim())?;
         let ln2pi = (2.0 * std::f64::consts::PI).ln();
         let c = theta[0] - self.m;
-        (0..self.dim())
+        Ok((0..self.dim())
             .map(|i| {
                 let u = if i == 1 {
                     theta[1] + self.a * c * c + self.b
@@ -502,7 +513,7 @@ impl BananaPosterior {
                 let e = u - self.mu[i];
                 -0.5 * (ln2pi + self.var[i].ln() + e * e / self.var[i])
             })
-            .sum()
+            .sum())
     }
 
     /// Exact draws (one `Vec` of length `d` per draw).

@@ -555,11 +555,12 @@ impl ExperimentModel {
     }
 }
 
-/// Mean over coordinates of the ddof-0 standard deviation of `draws`.
+/// Mean over coordinates of the ddof-0 standard deviation of `draws` (NaN if there are no
+/// draws or the draws have different lengths).
 pub fn mean_sample_std(draws: &[Vec<f64>]) -> f64 {
     let n = draws.len() as f64;
     let d = draws.first().map_or(0, Vec::len);
-    if d == 0 {
+    if d == 0 || draws.iter().any(|x| x.len() != d) {
         return f64::NAN;
     }
     (0..d)
