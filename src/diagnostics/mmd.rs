@@ -64,6 +64,22 @@ fn rows(name: &'static str, x: &[f64], dim: usize, min_rows: usize) -> Result<us
     Ok(n)
 }
 
+/// Neumaier-compensated sum: kernel sums have up to ~10⁷ terms, and MMD² is a small
+/// difference of such sums, so plain summation would lose digits.
+fn compensated_sum(values: impl Iterator<Item = f64>) -> f64 {
+    let (mut sum, mut comp) = (0.0f64, 0.0f64);
+    for v in values {
+        let t = sum + v;
+        if sum.abs() >= v.abs() {
+            comp += (sum - t) + v;
+        } else {
+            comp += (v - t) + sum;
+        }
+        sum = t;
+    }
+    sum + comp
+}
+
 #[inline]
 fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(u, v)| (u - v) * (u - v)).sum()
@@ -76,13 +92,14 @@ fn sum_within(x: &[f64], dim: usize, scale: f64) -> f64 {
         .into_par_iter()
         .map(|i| {
             let xi = &x[i * dim..(i + 1) * dim];
-            x[(i + 1) * dim..]
-                .chunks_exact(dim)
-                .map(|xj| (-sq_dist(xi, xj) / scale).exp())
-                .sum::<f64>()
+            compensated_sum(
+                x[(i + 1) * dim..]
+                    .chunks_exact(dim)
+                    .map(|xj| (-sq_dist(xi, xj) / scale).exp()),
+            )
         })
         .collect();
-    per_row.iter().sum()
+    compensated_sum(per_row.into_iter())
 }
 
 /// Σ_{i,j} k(x_i, y_j) across samples.
@@ -90,12 +107,13 @@ fn sum_across(x: &[f64], y: &[f64], dim: usize, scale: f64) -> f64 {
     let per_row: Vec<f64> = x
         .par_chunks_exact(dim)
         .map(|xi| {
-            y.chunks_exact(dim)
-                .map(|yj| (-sq_dist(xi, yj) / scale).exp())
-                .sum::<f64>()
+            compensated_sum(
+                y.chunks_exact(dim)
+                    .map(|yj| (-sq_dist(xi, yj) / scale).exp()),
+            )
         })
         .collect();
-    per_row.iter().sum()
+    compensated_sum(per_row.into_iter())
 }
 
 /// Biased and unbiased MMD² between samples `x` (m rows) and `y` (n rows), row-major with
