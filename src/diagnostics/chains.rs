@@ -135,7 +135,9 @@ mod tests {
     fn rejects_ragged_nan_and_empty() {
         assert!(Mat::from_chains(&[]).is_err());
         assert!(Mat::from_chains(&[&[1.0, 2.0], &[1.0]]).is_err());
-        let e = Mat::from_chains(&[&[1.0, f64::NAN]]).unwrap_err().to_string();
+        let e = Mat::from_chains(&[&[1.0, f64::NAN]])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("chain 0, draw 1"), "{e}");
     }
 

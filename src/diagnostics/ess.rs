@@ -316,7 +316,9 @@ mod tests {
         let fft = autocov(&x).pop().unwrap();
         let mu = mean(&v);
         for (t, a) in fft.iter().enumerate() {
-            let direct: f64 = (0..v.len() - t).map(|i| (v[i] - mu) * (v[i + t] - mu)).sum();
+            let direct: f64 = (0..v.len() - t)
+                .map(|i| (v[i] - mu) * (v[i + t] - mu))
+                .sum();
             assert!((a - direct / 37.0).abs() < 1e-12, "lag {t}");
         }
     }

@@ -197,10 +197,18 @@ pub fn paired_median_distance(
         return Err(Error::invalid("ix", "[]", "needs at least one index pair"));
     }
     if let Some(&i) = ix.iter().find(|&&i| i >= m) {
-        return Err(Error::invalid("ix", i, format!("indices must be < {m} (rows of x)")));
+        return Err(Error::invalid(
+            "ix",
+            i,
+            format!("indices must be < {m} (rows of x)"),
+        ));
     }
     if let Some(&j) = iy.iter().find(|&&j| j >= n) {
-        return Err(Error::invalid("iy", j, format!("indices must be < {n} (rows of y)")));
+        return Err(Error::invalid(
+            "iy",
+            j,
+            format!("indices must be < {n} (rows of y)"),
+        ));
     }
     let mut d: Vec<f64> = ix
         .iter()

@@ -39,8 +39,17 @@ pub fn acceptance_rate(accepted: u64, iterations: u64) -> Result<Option<f64>> {
 /// assert!(r_clip_fraction(2000, 100, 10).is_err()); // more clips than rows seen
 /// # Ok(()) }
 /// ```
-pub fn r_clip_fraction(clipped: u64, rows_per_iteration: u64, iterations: u64) -> Result<Option<f64>> {
-    fraction("rows_per_iteration", clipped, rows_per_iteration, iterations)
+pub fn r_clip_fraction(
+    clipped: u64,
+    rows_per_iteration: u64,
+    iterations: u64,
+) -> Result<Option<f64>> {
+    fraction(
+        "rows_per_iteration",
+        clipped,
+        rows_per_iteration,
+        iterations,
+    )
 }
 
 /// Fraction of clipped per-row gradients (DP HMC):

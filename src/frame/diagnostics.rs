@@ -54,7 +54,9 @@ fn integer_column(df: &DataFrame, name: &str) -> Result<Vec<i64>> {
         .iter()
         .enumerate()
         .map(|(i, v)| {
-            v.ok_or_else(|| Error::InvalidData(format!("column `{name}` is empty (null) in row {i}")))
+            v.ok_or_else(|| {
+                Error::InvalidData(format!("column `{name}` is empty (null) in row {i}"))
+            })
         })
         .collect()
 }
@@ -81,11 +83,9 @@ pub fn param_draws(draws: &DataFrame) -> Result<Vec<ParamDraws>> {
     let chain = integer_column(draws, CHAIN)?;
     let draw = integer_column(draws, DRAW)?;
     let keep: Vec<bool> = match draws.column(WARMUP) {
-        Ok(w) if w.dtype() == &DataType::Boolean => w
-            .bool()?
-            .iter()
-            .map(|v| !v.unwrap_or(false))
-            .collect(),
+        Ok(w) if w.dtype() == &DataType::Boolean => {
+            w.bool()?.iter().map(|v| !v.unwrap_or(false)).collect()
+        }
         _ => vec![true; draws.height()],
     };
     let mut rows: Vec<usize> = (0..draws.height()).filter(|&i| keep[i]).collect();
@@ -201,7 +201,10 @@ pub fn summary(draws: &DataFrame) -> Result<DataFrame> {
 /// ```
 pub fn summary_frame(rows: &[(String, ParamSummary)]) -> Result<DataFrame> {
     let col = |name: &str, f: &dyn Fn(&ParamSummary) -> Option<f64>| {
-        Column::new(name.into(), rows.iter().map(|(_, s)| f(s)).collect::<Vec<_>>())
+        Column::new(
+            name.into(),
+            rows.iter().map(|(_, s)| f(s)).collect::<Vec<_>>(),
+        )
     };
     let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
     Ok(DataFrame::new(
@@ -270,7 +273,9 @@ pub fn sample_from_frame(df: &DataFrame) -> Result<(Vec<f64>, usize)> {
         })
         .collect::<Result<_>>()?;
     if cols.is_empty() {
-        return Err(Error::InvalidData("the sample has no numeric column".into()));
+        return Err(Error::InvalidData(
+            "the sample has no numeric column".into(),
+        ));
     }
     let (n, dim) = (df.height(), cols.len());
     let mut out = Vec::with_capacity(n * dim);

@@ -28,7 +28,7 @@ pub struct MmdArgs {
     pub y: PathBuf,
     /// Kernel bandwidth σ in k(x,y) = exp(-|x-y|²/(2σ²)). Default: the thesis' median
     /// heuristic (median of 500 random X-Y pair distances, seeded by --seed).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub bandwidth: Option<f64>,
     /// Seed of the median heuristic's random pairs (ignored with --bandwidth).
     #[arg(long, default_value_t = 0)]
