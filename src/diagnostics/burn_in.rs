@@ -39,7 +39,7 @@ pub fn kept_half(chain: &[f64], dim: usize) -> Result<&[f64]> {
     if dim == 0 {
         return Err(Error::invalid("dim", dim, "must be at least 1"));
     }
-    if chain.is_empty() || chain.len() % dim != 0 {
+    if chain.is_empty() || !chain.len().is_multiple_of(dim) {
         return Err(Error::InvalidData(format!(
             "chain has {} values; it must be k+1 >= 1 whole rows of dim = {dim}",
             chain.len()

@@ -100,7 +100,9 @@ pub(crate) fn median(x: &[f64]) -> f64 {
 /// default "linear"), with scipy's arithmetic so results agree to the last bit.
 pub(crate) fn quantile_sorted(sorted: &[f64], p: f64) -> f64 {
     let n = sorted.len() as f64;
-    let m = 1.0 + p * (1.0 - 1.0 - 1.0);
+    // scipy: m = alphap + p·(1 − alphap − betap) with alphap = betap = 1, i.e. 1 − p
+    // (bit-identical to scipy's 1 + p·(−1)).
+    let m = 1.0 - p;
     let aleph = n * p + m;
     let k = aleph.clamp(1.0, (n - 1.0).max(1.0)).floor();
     let gamma = (aleph - k).clamp(0.0, 1.0);

@@ -48,7 +48,7 @@ fn rows(name: &'static str, x: &[f64], dim: usize, min_rows: usize) -> Result<us
     if dim == 0 {
         return Err(Error::invalid("dim", dim, "must be at least 1"));
     }
-    if x.len() % dim != 0 {
+    if !x.len().is_multiple_of(dim) {
         return Err(Error::InvalidData(format!(
             "sample `{name}` has {} values, not a multiple of dim = {dim}; pass whole rows",
             x.len()

@@ -61,7 +61,8 @@ pub fn rhat(chains: &[&[f64]]) -> Result<Option<f64>> {
 /// # fn main() -> dp_mcmc::Result<()> {
 /// let a = [0.0, 1.0, 2.0, 3.0];
 /// let r = dp_mcmc::diagnostics::rhat_split(&[&a, &a])?.unwrap();
-/// assert!(r > 2.0); // a trend within each chain: the halves disagree
+/// // A trend within each chain: halves [0,1] and [2,3] give B = 8/3, W = 1/2, R = sqrt(19/6).
+/// assert!((r - (19.0f64 / 6.0).sqrt()).abs() < 1e-12);
 /// assert!(dp_mcmc::diagnostics::rhat_split(&[&a, &[0.0, f64::NAN, 1.0, 2.0]]).is_err());
 /// # Ok(()) }
 /// ```
