@@ -626,3 +626,21 @@ fn mmd_at_thesis_sizes() {
     // Median distance of two independent N(0, I_10) points ≈ sqrt(2·10) ≈ 4.4.
     assert!((r.bandwidth - 20f64.sqrt()).abs() < 0.5, "{}", r.bandwidth);
 }
+
+/// `thesis_metrics` = burn-in rule + the three metrics, composed by hand here.
+#[test]
+fn thesis_metrics_compose_burn_in_and_metrics() {
+    let (x, y, dim) = mmd_pair("gauss2d_shift");
+    // Treat X's 200 rows as a chain of k = 199 iterations: kept rows 100..=199.
+    let m = dg::thesis_metrics(&x, &y, dim, 9).unwrap();
+    assert_eq!(dg::burn_in_range(199), 100..200);
+    assert_eq!(m.kept_rows, 100);
+    let kept = &x[100 * dim..];
+    assert_eq!(
+        m.mmd,
+        Some(dg::mmd_thesis(kept, &y, dim, 9).unwrap().thesis())
+    );
+    assert_eq!(m.mean_error, Some(dg::mean_error(kept, &y, dim).unwrap()));
+    assert_eq!(m.cov_error, Some(dg::cov_error(kept, &y, dim).unwrap()));
+    assert!(dg::thesis_metrics(&x, &y[..3], dim, 9).is_err());
+}

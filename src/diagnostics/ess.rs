@@ -180,9 +180,10 @@ pub fn ess_bulk(chains: &[&[f64]]) -> Result<Option<f64>> {
 /// ```
 pub fn ess_tail(chains: &[&[f64]]) -> Result<Option<f64>> {
     Ok(input(chains)?.and_then(|x| {
-        let lo = defined(ess_quantile_mat(&x, 0.05))?;
-        let hi = defined(ess_quantile_mat(&x, 0.95))?;
-        Some(lo.min(hi))
+        let lo = ess_quantile_mat(&x, 0.05);
+        let hi = ess_quantile_mat(&x, 0.95);
+        // Python's min(lo, hi): `hi` wins only if `hi < lo` (NaN handling as in ArviZ).
+        defined(if hi < lo { hi } else { lo })
     }))
 }
 

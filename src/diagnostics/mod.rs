@@ -17,6 +17,7 @@ mod rank;
 mod rates;
 mod rhat;
 mod summary;
+mod thesis;
 
 pub use burn_in::{burn_in_range, kept_half};
 pub use ess::{
@@ -32,3 +33,4 @@ pub use moments::{cov_error, mean_error, sample_cov, sample_mean};
 pub use rates::{acceptance_rate, grad_clip_fraction, r_clip_fraction};
 pub use rhat::{rhat, rhat_folded, rhat_identity, rhat_split, rhat_z_scale};
 pub use summary::{ParamSummary, summarize};
+pub use thesis::{ChainMetrics, thesis_metrics};

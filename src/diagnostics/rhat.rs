@@ -51,8 +51,9 @@ pub fn rhat(chains: &[&[f64]]) -> Result<Option<f64>> {
     let s = x.split();
     let bulk = rhat_basic(&z_scale(&s));
     let tail = rhat_basic(&z_scale(&fold(&s)));
-    // ArviZ takes Python's max(bulk, tail); a NaN in either makes the value undefined here.
-    Ok(finite(bulk).and_then(|b| finite(tail).map(|t| b.max(t))))
+    // Python's max(bulk, tail): `tail` wins only if `tail > bulk`, so a NaN bulk gives NaN
+    // and a NaN tail (e.g. folded draws all equal) gives the bulk value, as in ArviZ.
+    Ok(finite(if tail > bulk { tail } else { bulk }))
 }
 
 /// Split R-hat on the raw draws (ArviZ `method="split"`).
@@ -119,4 +120,28 @@ fn variant(chains: &[&[f64]], f: impl Fn(&Mat) -> f64) -> Result<Option<f64>> {
         return Ok(None);
     }
     Ok(finite(f(&x)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_parameter_has_no_rhat() {
+        let c = [1.5; 8];
+        assert_eq!(rhat(&[&c, &c]).unwrap(), None);
+        assert_eq!(rhat_split(&[&c, &c]).unwrap(), None);
+    }
+
+    /// Draws ±1 symmetric around the median 0: every folded value is 1, so the tail R-hat is
+    /// NaN; ArviZ's `max(bulk, nan)` then returns the bulk value, and so do we.
+    #[test]
+    fn nan_tail_falls_back_to_bulk_like_python_max() {
+        let a = [1.0, -1.0, 1.0, -1.0, -1.0, 1.0, 1.0, -1.0];
+        let b = [-1.0, -1.0, 1.0, 1.0, 1.0, -1.0, -1.0, 1.0];
+        let r = rhat(&[&a, &b]).unwrap();
+        assert!(r.is_some());
+        assert_eq!(r, rhat_z_scale(&[&a, &b]).unwrap());
+        assert_eq!(rhat_folded(&[&a, &b]).unwrap(), None);
+    }
 }
