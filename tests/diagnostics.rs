@@ -644,3 +644,15 @@ fn thesis_metrics_compose_burn_in_and_metrics() {
     assert_eq!(m.cov_error, Some(dg::cov_error(kept, &y, dim).unwrap()));
     assert!(dg::thesis_metrics(&x, &y[..3], dim, 9).is_err());
 }
+
+/// q05 / q95 are numpy's default (type 7) quantiles of all draws. Reference: the textbook
+/// formula x[⌊h⌋] + (h − ⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]), h = (N−1)p, evaluated in plain Python on
+/// `draws_ar1_multi.csv` column `rho09` (N = 4000).
+#[test]
+fn summary_quantiles_are_type7() {
+    let draws = draw_sets("draws_ar1_multi.csv");
+    let cs: Vec<&[f64]> = draws["rho09"].iter().map(|c| c.as_slice()).collect();
+    let s = dg::summarize(&cs).unwrap();
+    assert!((s.q05 - -2.0063522646190424).abs() < 1e-14, "{}", s.q05);
+    assert!((s.q95 - 4.146045987272379).abs() < 1e-14, "{}", s.q95);
+}
