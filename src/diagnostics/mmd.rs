@@ -171,7 +171,7 @@ fn median_in_place(v: &mut [f64]) -> f64 {
     (lo + hi) / 2.0
 }
 
-/// Median of the paired distances ‖x[ix_k] − y[iy_k]‖₂, k = 0..len (numpy's median).
+/// Median of the paired distances `‖x[ix[k]] − y[iy[k]]‖₂`, k = 0..len (numpy's median).
 ///
 /// ```
 /// use dp_mcmc::diagnostics::paired_median_distance;

@@ -1,5 +1,6 @@
 //! MCMC diagnostics on plain slices: R-hat, ESS, MCSE (ArviZ definitions), MMD, mean and
-//! covariance error, acceptance and clip rates, the thesis' burn-in rule.
+//! covariance error, acceptance and clip rates, the thesis' burn-in rule and per-chain
+//! metrics ([`thesis_metrics`]).
 //!
 //! Layout: convergence diagnostics take one slice per chain for one scalar parameter
 //! (`&[&[f64]]`, equal lengths); sample metrics take row-major samples `&[f64]` with a
