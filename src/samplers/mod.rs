@@ -1,1 +1,24 @@
 //! MCMC kernels (RWMH, HMC, DP penalty, DP HMC, minibatch DP penalty, DP Barker) and the run driver.
+
+mod budget;
+mod builders;
+pub mod driver;
+pub mod dp_penalty;
+pub mod hmc;
+pub mod kernel;
+pub mod pass;
+pub mod proposal;
+pub mod run;
+pub mod rwmh;
+mod settings;
+
+pub use budget::PenaltyAccountant;
+pub use builders::{DpHmc, DpPenalty, Hmc, Rwmh};
+pub use hmc::GradientMode;
+pub use kernel::{Kernel, StepInfo};
+pub use proposal::{ClipDistance, ProposalKind, StepSize};
+pub use run::{ChainTrace, PrivacySpent, Run};
+pub use settings::{RunSettings, Start};
+
+#[cfg(test)]
+mod tests;
