@@ -1,16 +1,20 @@
 //! MCMC kernels (RWMH, HMC, DP penalty, DP HMC, minibatch DP penalty, DP Barker) and the run driver.
 
+pub mod barker;
+pub mod batch;
 mod budget;
 mod builders;
 pub mod driver;
 pub mod dp_penalty;
 pub mod hmc;
 pub mod kernel;
+pub mod minibatch;
 pub mod pass;
 pub mod proposal;
 pub mod run;
 pub mod rwmh;
 mod settings;
+pub mod vcorr;
 
 pub use budget::PenaltyAccountant;
 pub use builders::{DpHmc, DpPenalty, Hmc, Rwmh};

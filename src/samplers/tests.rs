@@ -84,7 +84,7 @@ fn assert_invariant(run: &Run, mean: &[f64], var: f64) {
             .iter()
             .enumerate()
             .map(|(i, &v)| {
-                let f = 0.5 * statrs::function::erf::erfc(-v / std::f64::consts::SQRT_2);
+                let f = 0.5 * crate::accounting::special::erfc(-v / std::f64::consts::SQRT_2);
                 (f - i as f64 / m as f64).abs().max(((i + 1) as f64 / m as f64 - f).abs())
             })
             .fold(0.0, f64::max);
