@@ -3,3 +3,4 @@ pub mod accounting;
 pub mod data;
 pub mod diagnostics;
 pub mod mechanisms;
+pub mod samplers;

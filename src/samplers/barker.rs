@@ -50,7 +50,10 @@ impl DpBarkerKernel {
         for &s in &proposal_sd {
             check::positive("proposal_sd", s)?;
         }
-        Ok(DpBarkerKernel { batch_size, proposal_sd })
+        Ok(DpBarkerKernel {
+            batch_size,
+            proposal_sd,
+        })
     }
 
     /// The clip bound `0.99·√b/(nT)`.
@@ -71,7 +74,12 @@ impl Kernel for DpBarkerKernel {
         check_batch(self.batch_size, model.n_rows())
     }
 
-    fn init<M: Model + ?Sized>(&self, model: &M, theta0: &[f64], rng: &mut ChainRng) -> Result<Self::State> {
+    fn init<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        theta0: &[f64],
+        rng: &mut ChainRng,
+    ) -> Result<Self::State> {
         Ok(DpBarkerState {
             theta: theta0.to_vec(),
             proposal_buf: theta0.to_vec(),
@@ -81,12 +89,19 @@ impl Kernel for DpBarkerKernel {
         })
     }
 
-    fn step<M: Model + ?Sized>(&self, model: &M, s: &mut Self::State, rng: &mut ChainRng) -> StepInfo {
+    fn step<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        s: &mut Self::State,
+        rng: &mut ChainRng,
+    ) -> StepInfo {
         s.walk.propose(&s.theta, &mut s.proposal_buf, rng);
         let n = model.n_rows() as f64;
         let t = model.tempering();
         let bound = self.clip_bound(n, t);
-        let stats = s.batches.clipped_batch_stats(model, &s.theta, &s.proposal_buf, bound, rng);
+        let stats = s
+            .batches
+            .clipped_batch_stats(model, &s.theta, &s.proposal_buf, bound, rng);
         let batch_var = (n * t).powi(2) / self.batch_size as f64 * stats.var;
         let lp_new = model.log_prior(&s.proposal_buf);
         let lambda = n * t * stats.mean + lp_new - s.log_prior;

@@ -44,12 +44,14 @@ struct Cost {
 
 impl Cost {
     fn mu(&self, k: f64) -> f64 {
-        self.copies * (k * (self.mu_step + self.per_step * self.mu_extra) + self.once * self.mu_extra)
+        self.copies
+            * (k * (self.mu_step + self.per_step * self.mu_extra) + self.once * self.mu_extra)
     }
 
     /// zCDP iterations: the largest integer k with `mu(k) ≤ ρ` (clamped at 0).
     fn zcdp_iterations(&self, rho: f64) -> f64 {
-        let k = (rho / self.copies - self.once * self.mu_extra) / (self.mu_step + self.per_step * self.mu_extra);
+        let k = (rho / self.copies - self.once * self.mu_extra)
+            / (self.mu_step + self.per_step * self.mu_extra);
         k.max(0.0).floor()
     }
 
@@ -77,7 +79,12 @@ impl Cost {
 }
 
 /// Iterations per chain and the privacy spent, for a cost model and run settings.
-fn resolve(cost: Cost, accountant: PenaltyAccountant, run: &RunSettings, n_rows: usize) -> Result<(usize, PrivacySpent)> {
+fn resolve(
+    cost: Cost,
+    accountant: PenaltyAccountant,
+    run: &RunSettings,
+    n_rows: usize,
+) -> Result<(usize, PrivacySpent)> {
     let spent = |epsilon: f64, delta: f64| PrivacySpent {
         epsilon,
         delta,
@@ -114,7 +121,12 @@ fn resolve(cost: Cost, accountant: PenaltyAccountant, run: &RunSettings, n_rows:
 }
 
 /// DP penalty: every step is a Gaussian mechanism with `μ = 1/(2τ²n)` (Theorems 5 / 6).
-pub(crate) fn penalty(tau: f64, n_rows: usize, accountant: PenaltyAccountant, run: &RunSettings) -> Result<(usize, PrivacySpent)> {
+pub(crate) fn penalty(
+    tau: f64,
+    n_rows: usize,
+    accountant: PenaltyAccountant,
+    run: &RunSettings,
+) -> Result<(usize, PrivacySpent)> {
     check::positive("tau", tau)?;
     check::at_least_one("n (data rows)", n_rows)?;
     let cost = Cost {

@@ -5,6 +5,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::budget::{self, PenaltyAccountant};
+use super::dp_penalty::DpPenaltyKernel;
 use super::driver::run_chains;
 use super::hmc::{GradientMode, HmcKernel, HmcNoise};
 use super::kernel::Kernel;
@@ -12,7 +13,6 @@ use super::proposal::{ClipDistance, ProposalKind, StepSize};
 use super::run::{PrivacySpent, Run};
 use super::rwmh::RwmhKernel;
 use super::settings::{RunSettings, run_setters};
-use super::dp_penalty::DpPenaltyKernel;
 use crate::error::{Error, Result};
 use crate::models::Model;
 

@@ -94,7 +94,12 @@ impl Kernel for DpPenaltyKernel {
         })
     }
 
-    fn step<M: Model + ?Sized>(&self, model: &M, s: &mut DpPenaltyState, rng: &mut ChainRng) -> StepInfo {
+    fn step<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        s: &mut DpPenaltyState,
+        rng: &mut ChainRng,
+    ) -> StepInfo {
         s.walk.propose(&s.theta, &mut s.proposal_buf, rng);
         let delta = distance(&s.theta, &s.proposal_buf);
         let bound = self.clip_bound * delta;

@@ -30,7 +30,18 @@ pub fn run_chains<K: Kernel, M: Model + ?Sized>(
         starts
             .par_iter()
             .enumerate()
-            .map(|(i, theta0)| run_one(kernel, model, theta0, i, settings.seed, iterations, deadline, &bar))
+            .map(|(i, theta0)| {
+                run_one(
+                    kernel,
+                    model,
+                    theta0,
+                    i,
+                    settings.seed,
+                    iterations,
+                    deadline,
+                    &bar,
+                )
+            })
             .collect::<Vec<_>>()
     };
     let results = match settings.threads {
@@ -97,7 +108,8 @@ fn progress_bar(settings: &RunSettings, iterations: usize) -> Option<Arc<Progres
         return None;
     }
     let bar = ProgressBar::new((iterations * settings.chains) as u64);
-    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} iterations ({eta} left)") {
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} iterations ({eta} left)")
+    {
         bar.set_style(style);
     }
     Some(Arc::new(bar))

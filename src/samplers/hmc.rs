@@ -146,12 +146,16 @@ impl HmcKernel {
                 0
             });
         let t = model.tempering();
-        let sd = self
-            .noise
-            .map_or(0.0, |nz| 2.0 * nz.tau_g * (model.n_rows() as f64).sqrt() * nz.grad_clip);
+        let sd = self.noise.map_or(0.0, |nz| {
+            2.0 * nz.tau_g * (model.n_rows() as f64).sqrt() * nz.grad_clip
+        });
         model.grad_log_prior(theta, prior_grad);
         for (o, pg) in out.iter_mut().zip(prior_grad.iter()) {
-            let z: f64 = if sd > 0.0 { StandardNormal.sample(rng) } else { 0.0 };
+            let z: f64 = if sd > 0.0 {
+                StandardNormal.sample(rng)
+            } else {
+                0.0
+            };
             *o = t * (*o + sd * z) + pg;
         }
         (clipped as u64, model.n_rows() as u64)
@@ -162,20 +166,30 @@ impl Kernel for HmcKernel {
     type State = HmcState;
 
     fn name(&self) -> &'static str {
-        if self.noise.is_some() { "dp-hmc" } else { "hmc" }
+        if self.noise.is_some() {
+            "dp-hmc"
+        } else {
+            "hmc"
+        }
     }
 
     fn validate<M: Model + ?Sized>(&self, model: &M) -> Result<()> {
         check::len("mass", self.mass.len(), model.dim())?;
         if !model.has_gradient() {
             return Err(Error::Model(
-                "HMC needs per-row gradients: implement `grad_log_lik_row` and `has_gradient`".into(),
+                "HMC needs per-row gradients: implement `grad_log_lik_row` and `has_gradient`"
+                    .into(),
             ));
         }
         Ok(())
     }
 
-    fn init<M: Model + ?Sized>(&self, model: &M, theta0: &[f64], rng: &mut ChainRng) -> Result<HmcState> {
+    fn init<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        theta0: &[f64],
+        rng: &mut ChainRng,
+    ) -> Result<HmcState> {
         let d = model.dim();
         let mut s = HmcState {
             theta: theta0.to_vec(),
@@ -193,7 +207,14 @@ impl Kernel for HmcKernel {
         };
         if self.gradient == GradientMode::Reuse {
             // The stored gradient G(θ0): one release before the chain (the "+1" of kL+1).
-            let (c, r) = self.gradient(model, theta0, &mut s.grads, &mut s.prior_grad, &mut s.grad, rng);
+            let (c, r) = self.gradient(
+                model,
+                theta0,
+                &mut s.grads,
+                &mut s.prior_grad,
+                &mut s.grad,
+                rng,
+            );
             s.pending_grad_clipped = c;
             s.pending_grad_rows = r;
         }
@@ -211,7 +232,14 @@ impl Kernel for HmcKernel {
         s.theta_new.copy_from_slice(&s.theta);
         match self.gradient {
             GradientMode::Fresh => {
-                let (c, r) = self.gradient(model, &s.theta, &mut s.grads, &mut s.prior_grad, &mut s.grad_new, rng);
+                let (c, r) = self.gradient(
+                    model,
+                    &s.theta,
+                    &mut s.grads,
+                    &mut s.prior_grad,
+                    &mut s.grad_new,
+                    rng,
+                );
                 grad_clipped += c;
                 grad_rows += r;
             }
@@ -225,7 +253,14 @@ impl Kernel for HmcKernel {
             for ((t, p), m) in s.theta_new.iter_mut().zip(&s.p).zip(&self.mass) {
                 *t += eta * p / m;
             }
-            let (c, r) = self.gradient(model, &s.theta_new, &mut s.grads, &mut s.prior_grad, &mut s.grad_new, rng);
+            let (c, r) = self.gradient(
+                model,
+                &s.theta_new,
+                &mut s.grads,
+                &mut s.prior_grad,
+                &mut s.grad_new,
+                rng,
+            );
             grad_clipped += c;
             grad_rows += r;
             for (p, g) in s.p.iter_mut().zip(&s.grad_new) {
@@ -236,21 +271,36 @@ impl Kernel for HmcKernel {
             Some(b) => b * self.clip_distance.eval(&s.theta, &s.theta_new),
             None => f64::INFINITY,
         };
-        let sums = s.cache.clipped_ratio_sum(model, &s.theta, &s.theta_new, bound);
+        let sums = s
+            .cache
+            .clipped_ratio_sum(model, &s.theta, &s.theta_new, bound);
         let t = model.tempering();
         let noise_sd = match self.noise {
-            Some(nz) => nz.tau_l * (model.n_rows() as f64).sqrt() * 2.0 * self.ratio_clip.unwrap_or(0.0)
-                * distance(&s.theta, &s.theta_new),
+            Some(nz) => {
+                nz.tau_l
+                    * (model.n_rows() as f64).sqrt()
+                    * 2.0
+                    * self.ratio_clip.unwrap_or(0.0)
+                    * distance(&s.theta, &s.theta_new)
+            }
             None => 0.0,
         };
-        let xi: f64 = if noise_sd > 0.0 { StandardNormal.sample(rng) } else { 0.0 };
-        let kinetic = |p: &[f64]| -> f64 { p.iter().zip(&self.mass).map(|(p, m)| 0.5 * p * p / m).sum() };
+        let xi: f64 = if noise_sd > 0.0 {
+            StandardNormal.sample(rng)
+        } else {
+            0.0
+        };
+        let kinetic =
+            |p: &[f64]| -> f64 { p.iter().zip(&self.mass).map(|(p, m)| 0.5 * p * p / m).sum() };
         let lp_new = model.log_prior(&s.theta_new);
         let rest = kinetic(&s.p0) - kinetic(&s.p) + lp_new - s.log_prior;
         let log_alpha = t * (sums.sum + noise_sd * xi) + rest - 0.5 * (t * noise_sd).powi(2);
         let log_u = rng.random::<f64>().ln();
         let (accepted, nonfinite) = metropolis(log_u, log_alpha);
-        let (unclipped, _) = metropolis(log_u, t * (sums.raw_sum + noise_sd * xi) + rest - 0.5 * (t * noise_sd).powi(2));
+        let (unclipped, _) = metropolis(
+            log_u,
+            t * (sums.raw_sum + noise_sd * xi) + rest - 0.5 * (t * noise_sd).powi(2),
+        );
         if accepted {
             std::mem::swap(&mut s.theta, &mut s.theta_new);
             s.log_prior = lp_new;

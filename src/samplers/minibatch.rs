@@ -48,7 +48,13 @@ pub struct MinibatchPenaltyState {
 
 impl MinibatchPenaltyKernel {
     /// Validate (τ, clip bound, proposal sds > 0; batch ≥ 1).
-    pub fn new(tau: f64, clip_bound: f64, batch_size: usize, proposal_sd: Vec<f64>, proposal: ProposalKind) -> Result<Self> {
+    pub fn new(
+        tau: f64,
+        clip_bound: f64,
+        batch_size: usize,
+        proposal_sd: Vec<f64>,
+        proposal: ProposalKind,
+    ) -> Result<Self> {
         check::positive("tau", tau)?;
         check::positive("clip_bound", clip_bound)?;
         check::at_least_one("batch_size", batch_size)?;
@@ -69,7 +75,8 @@ impl MinibatchPenaltyKernel {
         let b = self.batch_size as f64;
         let ntb = n * t / b;
         let d_lambda = ntb * 2.0 * bound;
-        let d_sigma = (1.0 - 1.0 / b) * ntb * ntb * bound * bound + (2.0 / b) * ntb * ntb * (b - 1.0) * bound * bound;
+        let d_sigma = (1.0 - 1.0 / b) * ntb * ntb * bound * bound
+            + (2.0 / b) * ntb * ntb * (b - 1.0) * bound * bound;
         d_lambda + d_sigma
     }
 }
@@ -101,7 +108,12 @@ impl Kernel for MinibatchPenaltyKernel {
         check_batch(self.batch_size, model.n_rows())
     }
 
-    fn init<M: Model + ?Sized>(&self, model: &M, theta0: &[f64], rng: &mut ChainRng) -> Result<Self::State> {
+    fn init<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        theta0: &[f64],
+        rng: &mut ChainRng,
+    ) -> Result<Self::State> {
         Ok(MinibatchPenaltyState {
             theta: theta0.to_vec(),
             proposal_buf: theta0.to_vec(),
@@ -111,10 +123,17 @@ impl Kernel for MinibatchPenaltyKernel {
         })
     }
 
-    fn step<M: Model + ?Sized>(&self, model: &M, s: &mut Self::State, rng: &mut ChainRng) -> StepInfo {
+    fn step<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        s: &mut Self::State,
+        rng: &mut ChainRng,
+    ) -> StepInfo {
         s.walk.propose(&s.theta, &mut s.proposal_buf, rng);
         let bound = self.clip_bound * distance(&s.theta, &s.proposal_buf);
-        let stats = s.batches.clipped_batch_stats(model, &s.theta, &s.proposal_buf, bound, rng);
+        let stats = s
+            .batches
+            .clipped_batch_stats(model, &s.theta, &s.proposal_buf, bound, rng);
         let n = model.n_rows() as f64;
         let t = model.tempering();
         let b = self.batch_size as f64;

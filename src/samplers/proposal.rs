@@ -86,7 +86,11 @@ impl RandomWalk {
     /// A proposal for dimension `sd.len()`; GWMH directions are drawn uniformly from ±1.
     pub fn new(kind: ProposalKind, sd: Vec<f64>, rng: &mut ChainRng) -> Result<Self> {
         if sd.is_empty() {
-            return Err(Error::invalid("proposal_sd", "[]", "needs one entry per parameter"));
+            return Err(Error::invalid(
+                "proposal_sd",
+                "[]",
+                "needs one entry per parameter",
+            ));
         }
         let direction = match kind {
             ProposalKind::GuidedWalk => (0..sd.len())

@@ -34,7 +34,10 @@ impl ChainTrace {
 
     /// Acceptance rate (accepted / steps; NaN without steps).
     pub fn acceptance(&self) -> f64 {
-        ratio(self.stats.iter().filter(|s| s.accepted).count() as f64, self.len() as f64)
+        ratio(
+            self.stats.iter().filter(|s| s.accepted).count() as f64,
+            self.len() as f64,
+        )
     }
 
     /// Fraction of clipped log-likelihood ratios: Σ clipped / Σ rows evaluated.
@@ -130,7 +133,10 @@ impl Run {
 
     /// Gradient clip fraction per chain (non-private diagnostic; NaN without gradients).
     pub fn grad_clip_fraction(&self) -> Vec<f64> {
-        self.chains.iter().map(ChainTrace::grad_clip_fraction).collect()
+        self.chains
+            .iter()
+            .map(ChainTrace::grad_clip_fraction)
+            .collect()
     }
 
     /// Per-row evaluations per iteration (n for full-data kernels, the batch for subsampled).
@@ -143,6 +149,8 @@ impl Run {
 
     /// Kept (post burn-in) draws of chain `chain`, row-major.
     pub fn kept_half(&self, chain: usize) -> &[f64] {
-        self.chains.get(chain).map_or(&[], |c| c.kept_half(self.dim()))
+        self.chains
+            .get(chain)
+            .map_or(&[], |c| c.kept_half(self.dim()))
     }
 }

@@ -64,7 +64,12 @@ impl Kernel for RwmhKernel {
         check::len("proposal_sd", self.proposal_sd.len(), model.dim())
     }
 
-    fn init<M: Model + ?Sized>(&self, model: &M, theta0: &[f64], rng: &mut ChainRng) -> Result<RwmhState> {
+    fn init<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        theta0: &[f64],
+        rng: &mut ChainRng,
+    ) -> Result<RwmhState> {
         Ok(RwmhState {
             theta: theta0.to_vec(),
             proposal_buf: theta0.to_vec(),
@@ -74,13 +79,20 @@ impl Kernel for RwmhKernel {
         })
     }
 
-    fn step<M: Model + ?Sized>(&self, model: &M, s: &mut RwmhState, rng: &mut ChainRng) -> StepInfo {
+    fn step<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        s: &mut RwmhState,
+        rng: &mut ChainRng,
+    ) -> StepInfo {
         s.walk.propose(&s.theta, &mut s.proposal_buf, rng);
         let bound = match self.clip_bound {
             Some(b) => b * self.clip_distance.eval(&s.theta, &s.proposal_buf),
             None => f64::INFINITY,
         };
-        let sums = s.cache.clipped_ratio_sum(model, &s.theta, &s.proposal_buf, bound);
+        let sums = s
+            .cache
+            .clipped_ratio_sum(model, &s.theta, &s.proposal_buf, bound);
         let t = model.tempering();
         let lp_new = model.log_prior(&s.proposal_buf);
         let prior_diff = lp_new - s.log_prior;

@@ -93,16 +93,31 @@ impl RunSettings {
     pub fn budget(&self) -> Result<Option<(f64, f64)>> {
         match (self.epsilon, self.delta) {
             (None, None) => Ok(None),
-            (Some(e), Some(d)) => Ok(Some((check::positive("epsilon", e)?, check::delta("delta", d)?))),
-            (Some(_), None) => Err(Error::invalid("delta", "unset", "set `.delta(d)` together with `.epsilon(e)`")),
-            (None, Some(_)) => Err(Error::invalid("epsilon", "unset", "set `.epsilon(e)` together with `.delta(d)`")),
+            (Some(e), Some(d)) => Ok(Some((
+                check::positive("epsilon", e)?,
+                check::delta("delta", d)?,
+            ))),
+            (Some(_), None) => Err(Error::invalid(
+                "delta",
+                "unset",
+                "set `.delta(d)` together with `.epsilon(e)`",
+            )),
+            (None, Some(_)) => Err(Error::invalid(
+                "epsilon",
+                "unset",
+                "set `.epsilon(e)` together with `.delta(d)`",
+            )),
         }
     }
 
     /// How many mechanisms' worth of budget one chain gets: `chains` for a whole-release
     /// budget, 1 for a per-chain budget.
     pub fn copies(&self) -> usize {
-        if self.per_chain_budget { 1 } else { self.chains }
+        if self.per_chain_budget {
+            1
+        } else {
+            self.chains
+        }
     }
 }
 

@@ -16,7 +16,12 @@ impl IsoGauss {
     fn new(n: usize, d: usize, seed: u64) -> Self {
         let mut rng = chain_rng(seed, 99);
         let x = (0..n * d)
-            .map(|i| (i % d) as f64 * 0.5 + { let z: f64 = StandardNormal.sample(&mut rng); z })
+            .map(|i| {
+                (i % d) as f64 * 0.5 + {
+                    let z: f64 = StandardNormal.sample(&mut rng);
+                    z
+                }
+            })
             .collect();
         IsoGauss { d, x, s0sq: 100.0 }
     }
@@ -50,7 +55,11 @@ impl Model for IsoGauss {
     }
     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 {
         let row = &self.x[j * self.d..(j + 1) * self.d];
-        -0.5 * row.iter().zip(t).map(|(x, t)| (x - t) * (x - t)).sum::<f64>()
+        -0.5 * row
+            .iter()
+            .zip(t)
+            .map(|(x, t)| (x - t) * (x - t))
+            .sum::<f64>()
     }
     fn has_gradient(&self) -> bool {
         true
@@ -78,18 +87,26 @@ fn assert_invariant(run: &Run, mean: &[f64], var: f64) {
             .map(|ch| (ch.draws[ch.draws.len() - d + c] - mean[c]) / sd)
             .collect();
         let zbar = z.iter().sum::<f64>() / m as f64;
-        assert!(zbar.abs() < 5.0 / (m as f64).sqrt(), "coordinate {c}: standardized mean {zbar} over {m} chains");
+        assert!(
+            zbar.abs() < 5.0 / (m as f64).sqrt(),
+            "coordinate {c}: standardized mean {zbar} over {m} chains"
+        );
         z.sort_by(f64::total_cmp);
         let ks = z
             .iter()
             .enumerate()
             .map(|(i, &v)| {
                 let f = 0.5 * crate::accounting::special::erfc(-v / std::f64::consts::SQRT_2);
-                (f - i as f64 / m as f64).abs().max(((i + 1) as f64 / m as f64 - f).abs())
+                (f - i as f64 / m as f64)
+                    .abs()
+                    .max(((i + 1) as f64 / m as f64 - f).abs())
             })
             .fold(0.0, f64::max);
         let crit = ((2.0f64 / 1e-6).ln() / (2.0 * m as f64)).sqrt();
-        assert!(ks < crit, "coordinate {c}: KS statistic {ks} ≥ {crit} (n = {m}, α = 1e-6)");
+        assert!(
+            ks < crit,
+            "coordinate {c}: KS statistic {ks} ≥ {crit} (n = {m}, α = 1e-6)"
+        );
     }
 }
 
@@ -97,7 +114,16 @@ fn posterior_starts(model: &IsoGauss, chains: usize, seed: u64) -> Vec<Vec<f64>>
     let (mean, var) = model.posterior();
     let mut rng = chain_rng(seed, 1234);
     (0..chains)
-        .map(|_| mean.iter().map(|m| m + var.sqrt() * { let z: f64 = StandardNormal.sample(&mut rng); z }).collect())
+        .map(|_| {
+            mean.iter()
+                .map(|m| {
+                    m + var.sqrt() * {
+                        let z: f64 = StandardNormal.sample(&mut rng);
+                        z
+                    }
+                })
+                .collect()
+        })
         .collect()
 }
 
@@ -126,7 +152,11 @@ fn dp_penalty_is_exact_without_clipping() {
     // targets the exact posterior; τ = 0.05 gives noise sd ≈ 0.05·√500·40Δ ≈ 1 at Δ ≈ 0.02.
     let model = IsoGauss::new(500, 2, 2);
     let (mean, var) = model.posterior();
-    for kind in [ProposalKind::Full, ProposalKind::OneComponent, ProposalKind::GuidedWalk] {
+    for kind in [
+        ProposalKind::Full,
+        ProposalKind::OneComponent,
+        ProposalKind::GuidedWalk,
+    ] {
         let run = DpPenalty::builder()
             .tau(0.05)
             .clip_bound(20.0)
@@ -213,18 +243,48 @@ fn bad_input_is_a_named_error() {
     assert!(msg(base.clone().proposal_sd(vec![0.1]).run(&model)).contains("proposal_sd"));
     assert!(msg(base.clone().chains(0).run(&model)).contains("chains"));
     assert!(msg(base.clone().epsilon(1.0).delta(1e-5).run(&model)).contains("iterations"));
-    let tiny = DpPenalty::builder().tau(0.001).epsilon(0.01).delta(1e-9).start(vec![0.0, 0.0]);
-    assert!(matches!(tiny.run(&model), Err(crate::Error::BudgetTooSmall(_))));
-    assert!(msg(DpHmc::builder().mass(vec![1.0, -1.0]).iterations(1).start(vec![0.0, 0.0]).run(&model)).contains("mass"));
+    let tiny = DpPenalty::builder()
+        .tau(0.001)
+        .epsilon(0.01)
+        .delta(1e-9)
+        .start(vec![0.0, 0.0]);
+    assert!(matches!(
+        tiny.run(&model),
+        Err(crate::Error::BudgetTooSmall(_))
+    ));
+    assert!(
+        msg(DpHmc::builder()
+            .mass(vec![1.0, -1.0])
+            .iterations(1)
+            .start(vec![0.0, 0.0])
+            .run(&model))
+        .contains("mass")
+    );
 }
 
 #[test]
 fn whole_release_budget_divides_between_chains() {
     let model = IsoGauss::new(1000, 2, 6);
-    let per_chain = DpPenalty::builder().tau(0.1).epsilon(4.0).delta(1e-6).chains(1).start(vec![0.0, 0.0]);
+    let per_chain = DpPenalty::builder()
+        .tau(0.1)
+        .epsilon(4.0)
+        .delta(1e-6)
+        .chains(1)
+        .start(vec![0.0, 0.0]);
     let k1 = per_chain.budget(model.n_rows()).unwrap().0;
-    let k4 = per_chain.clone().chains(4).budget(model.n_rows()).unwrap().0;
-    let k4pc = per_chain.clone().chains(4).per_chain_budget(true).budget(model.n_rows()).unwrap().0;
+    let k4 = per_chain
+        .clone()
+        .chains(4)
+        .budget(model.n_rows())
+        .unwrap()
+        .0;
+    let k4pc = per_chain
+        .clone()
+        .chains(4)
+        .per_chain_budget(true)
+        .budget(model.n_rows())
+        .unwrap()
+        .0;
     assert_eq!(k4pc, k1);
     assert!(k4 <= k1 / 4 && k4 + 1 > k1 / 4, "k1 = {k1}, k4 = {k4}");
 }
@@ -238,4 +298,30 @@ fn kept_half_follows_the_thesis_rule() {
     };
     // k = 7: keep steps ⌊6/2⌋+1 = 4 … 7.
     assert_eq!(trace.kept_half(1), &[4.0, 5.0, 6.0, 7.0]);
+}
+
+#[test]
+fn run_frames_have_the_documented_columns() {
+    let model = IsoGauss::new(100, 2, 8);
+    let run = Rwmh::builder()
+        .proposal_sd(0.1)
+        .clip_bound(1.0)
+        .chains(2)
+        .iterations(25)
+        .start(vec![0.0, 0.0])
+        .run(&model)
+        .unwrap();
+    let draws = run.draws().unwrap();
+    assert_eq!(draws.shape(), (50, 4));
+    let names: Vec<String> = draws
+        .get_column_names()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(names, ["chain", "draw", "theta_0", "theta_1"]);
+    let stats = run.stats().unwrap();
+    assert_eq!(stats.height(), 50);
+    assert!(stats.column("grad_clip_fraction").unwrap().null_count() == 50);
+    let summary = run.chain_summary().unwrap();
+    assert_eq!(summary.height(), 2);
 }

@@ -40,7 +40,11 @@ pub fn vcorr() -> &'static VCorr {
             .map(|l| {
                 let v: Vec<f64> = l
                     .split(',')
-                    .map(|x| x.trim().parse().expect("the shipped V_corr table is numeric (compile-time data)"))
+                    .map(|x| {
+                        x.trim()
+                            .parse()
+                            .expect("the shipped V_corr table is numeric (compile-time data)")
+                    })
                     .collect();
                 Component {
                     mean: v[0],
@@ -57,7 +61,10 @@ pub fn vcorr() -> &'static VCorr {
                 acc
             })
             .collect();
-        VCorr { components, cumulative }
+        VCorr {
+            components,
+            cumulative,
+        }
     })
 }
 
@@ -70,7 +77,11 @@ impl VCorr {
     /// Mixture variance `Σπ(σ² + μ²) − (Σπμ)²`.
     pub fn variance(&self) -> f64 {
         let m: f64 = self.components.iter().map(|c| c.weight * c.mean).sum();
-        self.components.iter().map(|c| c.weight * (c.sd * c.sd + c.mean * c.mean)).sum::<f64>() - m * m
+        self.components
+            .iter()
+            .map(|c| c.weight * (c.sd * c.sd + c.mean * c.mean))
+            .sum::<f64>()
+            - m * m
     }
 
     /// Density of `N(0, noise_var) + V_corr` at `x`.
@@ -79,7 +90,8 @@ impl VCorr {
             .iter()
             .map(|c| {
                 let v = c.sd * c.sd + noise_var;
-                c.weight * (-(x - c.mean).powi(2) / (2.0 * v)).exp() / (2.0 * std::f64::consts::PI * v).sqrt()
+                c.weight * (-(x - c.mean).powi(2) / (2.0 * v)).exp()
+                    / (2.0 * std::f64::consts::PI * v).sqrt()
             })
             .sum()
     }
@@ -90,7 +102,11 @@ impl VCorr {
             .iter()
             .map(|c| {
                 let s = (c.sd * c.sd + noise_var).sqrt();
-                c.weight * 0.5 * crate::accounting::special::erfc(-(x - c.mean) / (s * std::f64::consts::SQRT_2))
+                c.weight
+                    * 0.5
+                    * crate::accounting::special::erfc(
+                        -(x - c.mean) / (s * std::f64::consts::SQRT_2),
+                    )
             })
             .sum()
     }
@@ -99,7 +115,10 @@ impl VCorr {
     pub fn sample(&self, rng: &mut ChainRng) -> f64 {
         let total = *self.cumulative.last().unwrap_or(&1.0);
         let u = rng.random::<f64>() * total;
-        let k = self.cumulative.partition_point(|&c| c <= u).min(self.components.len() - 1);
+        let k = self
+            .cumulative
+            .partition_point(|&c| c <= u)
+            .min(self.components.len() - 1);
         let z: f64 = StandardNormal.sample(rng);
         self.components[k].mean + self.components[k].sd * z
     }
@@ -124,7 +143,10 @@ mod tests {
             (2.0, 0.10682261554536715),
             (5.0, 0.006702252042020308),
         ] {
-            assert!((v.convolved_density(x, 2.0) - d).abs() < 1e-12, "density at {x}");
+            assert!(
+                (v.convolved_density(x, 2.0) - d).abs() < 1e-12,
+                "density at {x}"
+            );
         }
         for (x, p) in [
             (0.5, 0.6205359672053514),
@@ -163,7 +185,9 @@ mod tests {
             .enumerate()
             .map(|(i, &x)| {
                 let f = v.convolved_cdf(x, 0.0);
-                (f - i as f64 / m as f64).abs().max(((i + 1) as f64 / m as f64 - f).abs())
+                (f - i as f64 / m as f64)
+                    .abs()
+                    .max(((i + 1) as f64 / m as f64 - f).abs())
             })
             .fold(0.0, f64::max);
         let crit = ((2.0f64 / 1e-6).ln() / (2.0 * m as f64)).sqrt();
