@@ -1,95 +1,241 @@
-//! From a privacy budget to iterations per chain (Algorithm 2), and back to the privacy spent.
+//! From a privacy budget to iterations per chain (Algorithm 2 via
+//! [`MaxIterations`](crate::accounting::MaxIterations)), and back to the privacy spent.
 //!
-//! A whole-release budget (default) composes every chain: with `C` chains of `k` iterations
-//! the accountant sees `C·k` steps (DP HMC re-use: `C·(kL+1)` gradient releases). A per-chain
-//! budget (the thesis experiments) gives each chain the full (ε, δ).
+//! A whole-release budget (default) composes every chain: `C` chains of `k` iterations are
+//! `C·k` steps of the same mechanism, so the per-chain count is `⌊K/C⌋` where `K` is
+//! Algorithm 2's count for one chain (exact for homogeneous compositions). DP HMC with
+//! gradient re-use adds one gradient release per chain, so that count is re-checked and
+//! lowered until the composed `C·(kL+1)` releases fit. A per-chain budget (the thesis
+//! experiments) gives each chain the full (ε, δ).
 
-use serde::{Deserialize, Serialize};
-
-use super::hmc::GradientMode;
 use super::run::PrivacySpent;
 use super::settings::RunSettings;
-use crate::accounting::{algorithm2, pld_delta, pld_epsilon, zcdp_rho_budget};
+use crate::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
+use crate::accounting::{
+    Accountant, BarkerRdp, Gradient, IterationBudget, MaxIterations, Method, PrivacyEvent, Rdp,
+    WorBound, pld_delta, pld_epsilon, zcdp_rho_budget,
+};
 use crate::error::{Error, Result, check};
 
-/// Accountant of the full-data samplers (compositions of Gaussian mechanisms).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum PenaltyAccountant {
-    /// Tight Gaussian PLD bound (Theorems 6 / 12).
-    #[default]
-    Pld,
-    /// zCDP (Theorems 5 / 11).
-    Zcdp,
-}
-
-impl PenaltyAccountant {
-    fn label(self) -> &'static str {
-        match self {
-            PenaltyAccountant::Pld => "pld",
-            PenaltyAccountant::Zcdp => "zcdp",
-        }
-    }
-}
-
-/// Total μ (Gaussian PLD / zCDP ρ) of `copies` chains of `k` steps, each step costing
-/// `mu_step` plus `per_step` releases of `mu_extra` and `once` extra releases per chain.
+/// The privacy mechanism of one iteration of a DP sampler.
 #[derive(Clone, Copy, Debug)]
-struct Cost {
-    mu_step: f64,
-    mu_extra: f64,
-    per_step: f64,
-    once: f64,
-    copies: f64,
+pub(crate) enum Scheme {
+    /// DP penalty with noise scale τ.
+    Penalty { tau: f64 },
+    /// DP HMC.
+    Hmc {
+        tau_l: f64,
+        tau_g: f64,
+        leapfrog_steps: usize,
+        gradient: Gradient,
+    },
+    /// Minibatch DP penalty.
+    Minibatch {
+        tau: f64,
+        batch: usize,
+        thesis_compatible: bool,
+    },
+    /// DP Barker.
+    Barker { batch: usize },
 }
 
-impl Cost {
-    fn mu(&self, k: f64) -> f64 {
-        self.copies
-            * (k * (self.mu_step + self.per_step * self.mu_extra) + self.once * self.mu_extra)
-    }
-
-    /// zCDP iterations: the largest integer k with `mu(k) ≤ ρ` (clamped at 0).
-    fn zcdp_iterations(&self, rho: f64) -> f64 {
-        let k = (rho / self.copies - self.once * self.mu_extra)
-            / (self.mu_step + self.per_step * self.mu_extra);
-        k.max(0.0).floor()
-    }
-
-    fn iterations(&self, accountant: PenaltyAccountant, eps: f64, delta: f64) -> Result<usize> {
-        let rho = zcdp_rho_budget(eps, delta)?;
-        let low = self.zcdp_iterations(rho);
-        let k = match accountant {
-            PenaltyAccountant::Zcdp => low,
-            PenaltyAccountant::Pld => {
-                // Algorithm 2: zCDP's k is a valid lower end; δ(k) is increasing in k.
-                let f = |k: f64| pld_delta(self.mu(k), eps).unwrap_or(1.0);
-                algorithm2(f, delta, low, low.max(1.0))? as f64
+impl Scheme {
+    /// Algorithm 2's count for one chain.
+    fn single_chain(
+        &self,
+        n: usize,
+        method: Method,
+        eps: f64,
+        delta: f64,
+    ) -> Result<IterationBudget> {
+        let n64 = n as u64;
+        match *self {
+            Scheme::Penalty { tau } => MaxIterations::dp_penalty(tau, n64)
+                .epsilon(eps)
+                .delta(delta)
+                .method(method)
+                .compute(),
+            Scheme::Hmc {
+                tau_l,
+                tau_g,
+                leapfrog_steps,
+                gradient,
+            } => {
+                let l = u32::try_from(leapfrog_steps).map_err(|_| {
+                    Error::invalid("leapfrog_steps", leapfrog_steps, "is too large")
+                })?;
+                MaxIterations::dp_hmc(tau_l, tau_g, l, n64)
+                    .epsilon(eps)
+                    .delta(delta)
+                    .method(method)
+                    .gradient(gradient)
+                    .compute()
             }
-        };
-        Ok(k as usize)
+            Scheme::Minibatch {
+                tau,
+                batch,
+                thesis_compatible,
+            } => MaxIterations::minibatch_penalty(tau, batch as u64, n64)
+                .epsilon(eps)
+                .delta(delta)
+                .method(method)
+                .thesis_compatible(thesis_compatible)
+                .compute(),
+            Scheme::Barker { batch } => MaxIterations::dp_barker(batch as u64, n64)
+                .epsilon(eps)
+                .delta(delta)
+                .compute(),
+        }
     }
 
-    fn spent(&self, accountant: PenaltyAccountant, k: usize, delta: f64) -> Result<f64> {
-        let mu = self.mu(k as f64);
-        match accountant {
-            PenaltyAccountant::Pld => pld_epsilon(mu, delta),
-            PenaltyAccountant::Zcdp => Ok(mu + 2.0 * (mu * (1.0 / delta).ln()).sqrt()),
+    /// DP HMC's total μ (Gaussian PLD / zCDP ρ) for `copies` chains of `k` iterations.
+    fn hmc_mu(
+        tau_l: f64,
+        tau_g: f64,
+        l: f64,
+        gradient: Gradient,
+        n: f64,
+        k: f64,
+        copies: f64,
+    ) -> f64 {
+        let grads = match gradient {
+            Gradient::Fresh => k * (l + 1.0),
+            Gradient::Reuse => k * l + 1.0,
+        };
+        copies * (k / (2.0 * tau_l * tau_l * n) + grads / (2.0 * tau_g * tau_g * n))
+    }
+
+    /// Iterations per chain for `copies` chains sharing (ε, δ).
+    fn per_chain(
+        &self,
+        n: usize,
+        method: Method,
+        eps: f64,
+        delta: f64,
+        copies: usize,
+    ) -> Result<usize> {
+        let total = self.single_chain(n, method, eps, delta)?.iterations as usize;
+        let mut k = total / copies;
+        if let Scheme::Hmc {
+            tau_l,
+            tau_g,
+            leapfrog_steps,
+            gradient: Gradient::Reuse,
+        } = *self
+        {
+            if copies > 1 {
+                let rho = zcdp_rho_budget(eps, delta)?;
+                let fits = |k: usize| -> Result<bool> {
+                    let mu = Self::hmc_mu(
+                        tau_l,
+                        tau_g,
+                        leapfrog_steps as f64,
+                        Gradient::Reuse,
+                        n as f64,
+                        k as f64,
+                        copies as f64,
+                    );
+                    Ok(match method {
+                        Method::Zcdp => mu <= rho,
+                        _ => pld_delta(mu, eps)? <= delta,
+                    })
+                };
+                while k > 0 && !fits(k)? {
+                    k -= 1;
+                }
+            }
+        }
+        Ok(k)
+    }
+
+    /// ε at δ after `copies` chains of `k` iterations (for runs with a fixed iteration count).
+    fn epsilon_spent(
+        &self,
+        n: usize,
+        method: Method,
+        k: usize,
+        delta: f64,
+        copies: usize,
+    ) -> Result<f64> {
+        let nf = n as f64;
+        let steps = (k * copies) as u64;
+        match *self {
+            Scheme::Penalty { tau } => {
+                let mu = steps as f64 / (2.0 * tau * tau * nf);
+                gaussian_epsilon(method, mu, delta)
+            }
+            Scheme::Hmc {
+                tau_l,
+                tau_g,
+                leapfrog_steps,
+                gradient,
+            } => {
+                let mu = Self::hmc_mu(
+                    tau_l,
+                    tau_g,
+                    leapfrog_steps as f64,
+                    gradient,
+                    nf,
+                    k as f64,
+                    copies as f64,
+                );
+                gaussian_epsilon(method, mu, delta)
+            }
+            Scheme::Minibatch {
+                tau,
+                batch,
+                thesis_compatible,
+            } => match method {
+                Method::Rdp => {
+                    let event = PrivacyEvent::gaussian(tau.sqrt())
+                        .without_replacement(n as u64, batch as u64)
+                        .repeat(steps);
+                    let bound = if thesis_compatible {
+                        WorBound::ThesisCode
+                    } else {
+                        WorBound::Theorem9
+                    };
+                    let mut acc = Rdp::new().wor_bound(bound);
+                    acc.compose(&event)?;
+                    acc.epsilon(delta)
+                }
+                _ => FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement).epsilon(
+                    delta,
+                    &[SubsampledGaussian {
+                        sigma: tau.sqrt(),
+                        q: batch as f64 / nf,
+                        steps,
+                    }],
+                ),
+            },
+            Scheme::Barker { batch } => Ok(BarkerRdp::new(batch as u64, n as u64)?
+                .epsilon(steps as f64, delta)?
+                .0),
         }
     }
 }
 
-/// Iterations per chain and the privacy spent, for a cost model and run settings.
-fn resolve(
-    cost: Cost,
-    accountant: PenaltyAccountant,
+fn gaussian_epsilon(method: Method, mu: f64, delta: f64) -> Result<f64> {
+    match method {
+        Method::Zcdp => Ok(mu + 2.0 * (mu * (1.0 / delta).ln()).sqrt()),
+        _ => pld_epsilon(mu, delta),
+    }
+}
+
+/// Iterations per chain and the privacy they spend, from the run settings.
+pub(crate) fn resolve(
+    scheme: Scheme,
+    method: Method,
     run: &RunSettings,
     n_rows: usize,
 ) -> Result<(usize, PrivacySpent)> {
+    check::at_least_one("n (data rows)", n_rows)?;
+    let copies = run.copies();
     let spent = |epsilon: f64, delta: f64| PrivacySpent {
         epsilon,
         delta,
         per_chain: run.per_chain_budget,
-        accountant: accountant.label().to_string(),
+        accountant: method.label().to_string(),
     };
     match (run.iterations, run.budget()?) {
         (Some(_), Some(_)) => Err(Error::invalid(
@@ -100,14 +246,20 @@ fn resolve(
         (Some(k), None) => {
             // Fixed iterations: report ε at δ = 0.1/n (the thesis' convention).
             let delta = (0.1 / n_rows as f64).min(0.5);
-            Ok((k, spent(cost.spent(accountant, k, delta)?, delta)))
+            Ok((
+                k,
+                spent(
+                    scheme.epsilon_spent(n_rows, method, k, delta, copies)?,
+                    delta,
+                ),
+            ))
         }
         (None, Some((eps, delta))) => {
-            let k = cost.iterations(accountant, eps, delta)?;
+            let k = scheme.per_chain(n_rows, method, eps, delta, copies)?;
             if k == 0 {
                 return Err(Error::BudgetTooSmall(format!(
-                    "(ε = {eps}, δ = {delta}) allows no iteration for {} chain(s); increase epsilon, the noise (tau), or use a per-chain budget",
-                    run.copies()
+                    "(ε = {eps}, δ = {delta}) allows no iteration for {copies} chain(s) sharing the budget; \
+                     increase epsilon or the noise (tau), use fewer chains, or a per-chain budget"
                 )));
             }
             Ok((k, spent(eps, delta)))
@@ -118,54 +270,4 @@ fn resolve(
             "set a privacy budget `.epsilon(e).delta(d)` (or a fixed `.iterations(k)`)",
         )),
     }
-}
-
-/// DP penalty: every step is a Gaussian mechanism with `μ = 1/(2τ²n)` (Theorems 5 / 6).
-pub(crate) fn penalty(
-    tau: f64,
-    n_rows: usize,
-    accountant: PenaltyAccountant,
-    run: &RunSettings,
-) -> Result<(usize, PrivacySpent)> {
-    check::positive("tau", tau)?;
-    check::at_least_one("n (data rows)", n_rows)?;
-    let cost = Cost {
-        mu_step: 1.0 / (2.0 * tau * tau * n_rows as f64),
-        mu_extra: 0.0,
-        per_step: 0.0,
-        once: 0.0,
-        copies: run.copies() as f64,
-    };
-    resolve(cost, accountant, run, n_rows)
-}
-
-/// DP HMC: per iteration one ratio release (`μ_l = 1/(2τ_l²n)`) and `L+1` (fresh) or `L`
-/// (re-use, plus one before the chain) gradient releases (`μ_g = 1/(2τ_g²n)`) (Thms 11 / 12).
-pub(crate) fn hmc(
-    tau_l: f64,
-    tau_g: f64,
-    leapfrog_steps: usize,
-    gradient: GradientMode,
-    n_rows: usize,
-    accountant: PenaltyAccountant,
-    run: &RunSettings,
-) -> Result<(usize, PrivacySpent)> {
-    check::positive("tau_l", tau_l)?;
-    check::positive("tau_g", tau_g)?;
-    check::at_least_one("leapfrog_steps", leapfrog_steps)?;
-    check::at_least_one("n (data rows)", n_rows)?;
-    let n = n_rows as f64;
-    let l = leapfrog_steps as f64;
-    let (per_step, once) = match gradient {
-        GradientMode::Fresh => (l + 1.0, 0.0),
-        GradientMode::Reuse => (l, 1.0),
-    };
-    let cost = Cost {
-        mu_step: 1.0 / (2.0 * tau_l * tau_l * n),
-        mu_extra: 1.0 / (2.0 * tau_g * tau_g * n),
-        per_step,
-        once,
-        copies: run.copies() as f64,
-    };
-    resolve(cost, accountant, run, n_rows)
 }

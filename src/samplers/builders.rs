@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::budget::{self, PenaltyAccountant};
+use super::budget::{Scheme, resolve};
 use super::dp_penalty::DpPenaltyKernel;
 use super::driver::run_chains;
 use super::hmc::{GradientMode, HmcKernel, HmcNoise};
@@ -13,11 +13,12 @@ use super::proposal::{ClipDistance, ProposalKind, StepSize};
 use super::run::{PrivacySpent, Run};
 use super::rwmh::RwmhKernel;
 use super::settings::{RunSettings, run_setters};
+use crate::accounting::Method;
 use crate::error::{Error, Result};
 use crate::models::Model;
 
 /// Assemble a [`Run`] from finished chains.
-fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
+pub(super) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
     kernel: &K,
     model: &M,
     run: &RunSettings,
@@ -42,7 +43,7 @@ fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
 }
 
 /// Iterations for a non-private sampler: must be given explicitly.
-fn fixed_iterations(run: &RunSettings, algorithm: &str) -> Result<usize> {
+pub(super) fn fixed_iterations(run: &RunSettings, algorithm: &str) -> Result<usize> {
     match run.iterations {
         Some(k) => Ok(k),
         None => Err(Error::invalid(
@@ -91,7 +92,7 @@ pub struct DpPenalty {
     /// Full update, OCU or GWMH.
     pub proposal: ProposalKind,
     /// Accountant for Algorithm 2 (tight PLD, Theorem 6, by default).
-    pub accountant: PenaltyAccountant,
+    pub accountant: Method,
     /// Run settings.
     pub run: RunSettings,
 }
@@ -103,7 +104,7 @@ impl Default for DpPenalty {
             clip_bound: 2.0,
             proposal_sd: StepSize::Scalar(0.01),
             proposal: ProposalKind::Full,
-            accountant: PenaltyAccountant::Pld,
+            accountant: Method::Pld,
             run: RunSettings::default(),
         }
     }
@@ -152,7 +153,7 @@ impl DpPenalty {
     }
     /// Accountant used by Algorithm 2.
     #[must_use]
-    pub fn accountant(mut self, a: PenaltyAccountant) -> Self {
+    pub fn accountant(mut self, a: Method) -> Self {
         self.accountant = a;
         self
     }
@@ -165,7 +166,12 @@ impl DpPenalty {
 
     /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).
     pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
-        budget::penalty(self.tau, n_rows, self.accountant, &self.run)
+        resolve(
+            Scheme::Penalty { tau: self.tau },
+            self.accountant,
+            &self.run,
+            n_rows,
+        )
     }
 
     /// Run the chains.
@@ -222,7 +228,7 @@ pub struct DpHmc {
     /// Fresh (default) or re-used initial gradient.
     pub gradient: GradientMode,
     /// Accountant for Algorithm 2 (tight PLD, Theorem 12, by default).
-    pub accountant: PenaltyAccountant,
+    pub accountant: Method,
     /// Run settings.
     pub run: RunSettings,
 }
@@ -238,7 +244,7 @@ impl Default for DpHmc {
             clip_bound: 2.0,
             grad_clip_bound: 1.0,
             gradient: GradientMode::Fresh,
-            accountant: PenaltyAccountant::Pld,
+            accountant: Method::Pld,
             run: RunSettings::default(),
         }
     }
@@ -301,7 +307,7 @@ impl DpHmc {
     }
     /// Accountant used by Algorithm 2.
     #[must_use]
-    pub fn accountant(mut self, a: PenaltyAccountant) -> Self {
+    pub fn accountant(mut self, a: Method) -> Self {
         self.accountant = a;
         self
     }
@@ -325,15 +331,13 @@ impl DpHmc {
 
     /// Iterations per chain and the privacy they spend.
     pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
-        budget::hmc(
-            self.tau_l,
-            self.tau_g,
-            self.leapfrog_steps,
-            self.gradient,
-            n_rows,
-            self.accountant,
-            &self.run,
-        )
+        let scheme = Scheme::Hmc {
+            tau_l: self.tau_l,
+            tau_g: self.tau_g,
+            leapfrog_steps: self.leapfrog_steps,
+            gradient: self.gradient,
+        };
+        resolve(scheme, self.accountant, &self.run, n_rows)
     }
 
     /// Run the chains.

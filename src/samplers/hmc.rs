@@ -27,15 +27,9 @@ use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
 
-/// Where the first half-step's gradient of each iteration comes from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum GradientMode {
-    /// Fresh gradient at the start of every iteration (`k(L+1)` gradient evaluations).
-    #[default]
-    Fresh,
-    /// Re-use the end-point gradient of the last accepted trajectory (`kL+1` evaluations).
-    Reuse,
-}
+/// Where the first half-step's gradient of each iteration comes from (the accountant's
+/// [`Gradient`](crate::accounting::Gradient): `Fresh`, `k(L+1)` evaluations, or `Reuse`, `kL+1`).
+pub use crate::accounting::Gradient as GradientMode;
 
 /// Privacy noise of DP HMC (absent for the non-private baseline).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -14,15 +14,17 @@ pub mod proposal;
 pub mod run;
 pub mod rwmh;
 mod settings;
+mod subsampled;
 pub mod vcorr;
 
-pub use budget::PenaltyAccountant;
+pub use crate::accounting::Method;
 pub use builders::{DpHmc, DpPenalty, Hmc, Rwmh};
 pub use hmc::GradientMode;
 pub use kernel::{Kernel, StepInfo};
 pub use proposal::{ClipDistance, ProposalKind, StepSize};
 pub use run::{ChainTrace, PrivacySpent, Run};
 pub use settings::{RunSettings, Start};
+pub use subsampled::{DpBarker, MinibatchPenalty};
 
 #[cfg(test)]
 mod tests;
