@@ -7,7 +7,7 @@ use super::budget::{Scheme, resolve};
 use super::builders::finish;
 use super::minibatch::MinibatchPenaltyKernel;
 use super::proposal::{ProposalKind, StepSize};
-use super::run::Run;
+use super::run::{PrivacySpent, Run};
 use super::settings::{RunSettings, run_setters};
 use crate::accounting::Method;
 use crate::error::Result;
@@ -143,16 +143,21 @@ impl MinibatchPenalty {
         )
     }
 
-    /// Run the chains.
-    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
-        let kernel = self.kernel(model)?;
-        super::minibatch::check_batch(self.batch_size, model.n_rows())?;
+    /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).
+    pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
+        super::minibatch::check_batch(self.batch_size, n_rows)?;
         let scheme = Scheme::Minibatch {
             tau: self.tau,
             batch: self.batch_size,
             thesis_compatible: self.thesis_compatible,
         };
-        let (k, spent) = resolve(scheme, self.accountant, &self.run, model.n_rows())?;
+        resolve(scheme, self.accountant, &self.run, n_rows)
+    }
+
+    /// Run the chains.
+    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+        let kernel = self.kernel(model)?;
+        let (k, spent) = self.budget(model.n_rows())?;
         finish(&kernel, model, &self.run, self, k, Some(spent))
     }
 }
@@ -219,19 +224,25 @@ impl DpBarker {
         self
     }
 
+    /// The validated kernel for `model`.
+    pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpBarkerKernel> {
+        let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
+        DpBarkerKernel::new(self.batch_size, sd)
+    }
+
+    /// Iterations per chain and the privacy they spend (Theorem 7 unless `iterations` is set).
+    pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
+        super::minibatch::check_batch(self.batch_size, n_rows)?;
+        let scheme = Scheme::Barker {
+            batch: self.batch_size,
+        };
+        resolve(scheme, Method::Rdp, &self.run, n_rows)
+    }
+
     /// Run the chains.
     pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
-        let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
-        let kernel = DpBarkerKernel::new(self.batch_size, sd)?;
-        super::minibatch::check_batch(self.batch_size, model.n_rows())?;
-        let (k, spent) = resolve(
-            Scheme::Barker {
-                batch: self.batch_size,
-            },
-            Method::Rdp,
-            &self.run,
-            model.n_rows(),
-        )?;
+        let kernel = self.kernel(model)?;
+        let (k, spent) = self.budget(model.n_rows())?;
         finish(&kernel, model, &self.run, self, k, Some(spent))
     }
 }
