@@ -79,6 +79,13 @@ impl Run {
         Ok(df)
     }
 
+    /// Posterior summary of all draws (ArviZ names): `param`, `mean`, `sd`, `q05`, `q95`,
+    /// `ess_bulk`, `ess_tail`, `rhat`, `mcse_mean`. Use [`Run::kept_half`] or filter `draw` for
+    /// the thesis' burn-in.
+    pub fn summary(&self) -> Result<DataFrame> {
+        crate::frame::diagnostics::summary(&self.draws()?)
+    }
+
     /// One row per chain: `chain`, `iterations`, `acceptance`, `clip_fraction`,
     /// `grad_clip_fraction`, `rows_per_iteration`, `wall_seconds`, `stopped_early`.
     pub fn chain_summary(&self) -> Result<DataFrame> {
