@@ -19,6 +19,7 @@ pub mod experiments;
 pub mod frame;
 pub mod mechanisms;
 pub mod models;
+pub mod noise;
 #[cfg(feature = "plot")]
 pub mod plots;
 pub mod prelude;

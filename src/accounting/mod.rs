@@ -24,6 +24,7 @@ mod accountant;
 mod accountants;
 mod algorithm2;
 mod barker;
+mod discrete_gaussian;
 mod event;
 pub mod fourier;
 mod fourier_events;
@@ -37,6 +38,10 @@ pub use accountant::Accountant;
 pub use accountants::{Pld, Rdp, Zcdp};
 pub use algorithm2::algorithm2;
 pub use barker::{BarkerRdp, barker_rd_approx};
+pub use discrete_gaussian::{
+    cks_zcdp_delta, cks_zcdp_epsilon, discrete_gaussian_delta, discrete_gaussian_rho,
+    zcdp_max_iterations,
+};
 pub use event::PrivacyEvent;
 pub use fourier_events::Fourier;
 pub use gaussian::{gaussian_mu, pld_delta, pld_epsilon};

@@ -16,6 +16,7 @@ use super::settings::{RunSettings, run_setters};
 use crate::accounting::Method;
 use crate::error::{Error, Result};
 use crate::models::Model;
+use crate::noise::Noise;
 
 /// Assemble a [`Run`] from finished chains.
 pub(super) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
@@ -36,6 +37,7 @@ pub(super) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
         chains,
         privacy,
         seed: run.seed,
+        rng: if run.secure_rng { "secure" } else { "seeded" },
         settings: serde_json::to_value(settings).unwrap_or(serde_json::Value::Null),
         wall_seconds: t0.elapsed().as_secs_f64(),
         version: env!("CARGO_PKG_VERSION"),
@@ -91,8 +93,12 @@ pub struct DpPenalty {
     pub proposal_sd: StepSize,
     /// Full update, OCU or GWMH.
     pub proposal: ProposalKind,
-    /// Accountant for Algorithm 2 (tight PLD, Theorem 6, by default).
+    /// Accountant for Algorithm 2 (tight PLD, Theorem 6, by default; with discrete noise
+    /// always zCDP with the CKS20 conversion).
     pub accountant: Method,
+    /// Continuous (default) or exact discrete Gaussian noise.
+    #[serde(default)]
+    pub noise: Noise,
     /// Run settings.
     pub run: RunSettings,
 }
@@ -105,6 +111,7 @@ impl Default for DpPenalty {
             proposal_sd: StepSize::Scalar(0.01),
             proposal: ProposalKind::Full,
             accountant: Method::Pld,
+            noise: Noise::Gaussian,
             run: RunSettings::default(),
         }
     }
@@ -158,14 +165,28 @@ impl DpPenalty {
         self
     }
 
+    /// Noise of the penalty test: [`Noise::Gaussian`] (default) or exact discrete Gaussian
+    /// noise, e.g. `.noise(Noise::discrete(-20))` (see [`crate::noise`]).
+    #[must_use]
+    pub fn noise(mut self, noise: Noise) -> Self {
+        self.noise = noise;
+        self
+    }
+
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpPenaltyKernel> {
         let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
-        DpPenaltyKernel::new(self.tau, self.clip_bound, sd, self.proposal)
+        Ok(DpPenaltyKernel::new(self.tau, self.clip_bound, sd, self.proposal)?
+            .with_lattice(self.noise.lattice()?))
     }
 
     /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).
     pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
+        if self.noise.is_discrete() {
+            crate::error::check::positive("tau", self.tau)?;
+            let rho = 1.0 / (2.0 * self.tau * self.tau * n_rows.max(1) as f64);
+            return super::discrete_budget::resolve_zcdp(rho, 0.0, &self.run, n_rows);
+        }
         resolve(
             Scheme::Penalty { tau: self.tau },
             self.accountant,
@@ -227,8 +248,12 @@ pub struct DpHmc {
     pub grad_clip_bound: f64,
     /// Fresh (default) or re-used initial gradient.
     pub gradient: GradientMode,
-    /// Accountant for Algorithm 2 (tight PLD, Theorem 12, by default).
+    /// Accountant for Algorithm 2 (tight PLD, Theorem 12, by default; with discrete noise
+    /// always zCDP with the CKS20 conversion).
     pub accountant: Method,
+    /// Noise of the log-likelihood-ratio test (gradients stay continuous Gaussians).
+    #[serde(default)]
+    pub noise: Noise,
     /// Run settings.
     pub run: RunSettings,
 }
@@ -245,6 +270,7 @@ impl Default for DpHmc {
             grad_clip_bound: 1.0,
             gradient: GradientMode::Fresh,
             accountant: Method::Pld,
+            noise: Noise::Gaussian,
             run: RunSettings::default(),
         }
     }
@@ -312,9 +338,18 @@ impl DpHmc {
         self
     }
 
+    /// Noise of the log-likelihood-ratio test: [`Noise::Gaussian`] (default) or exact
+    /// discrete Gaussian noise. The gradients stay continuous Gaussians (floating point).
+    #[must_use]
+    pub fn noise(mut self, noise: Noise) -> Self {
+        self.noise = noise;
+        self
+    }
+
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<HmcKernel> {
         let mass = self.mass.clone().unwrap_or_else(|| vec![1.0; model.dim()]);
+        let lattice = self.noise.lattice()?;
         HmcKernel::new(
             self.leapfrog_steps,
             self.step_size,
@@ -327,10 +362,23 @@ impl DpHmc {
             }),
             self.gradient,
         )
+        .map(|k| k.with_lattice(lattice))
     }
 
     /// Iterations per chain and the privacy they spend.
     pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
+        if self.noise.is_discrete() {
+            use crate::error::check;
+            let n = n_rows.max(1) as f64;
+            let rho_l = 1.0 / (2.0 * check::positive("tau_l", self.tau_l)?.powi(2) * n);
+            let rho_g = 1.0 / (2.0 * check::positive("tau_g", self.tau_g)?.powi(2) * n);
+            let l = self.leapfrog_steps as f64;
+            let (per_iter, once) = match self.gradient {
+                GradientMode::Fresh => (rho_l + (l + 1.0) * rho_g, 0.0),
+                GradientMode::Reuse => (rho_l + l * rho_g, rho_g),
+            };
+            return super::discrete_budget::resolve_zcdp(per_iter, once, &self.run, n_rows);
+        }
         let scheme = Scheme::Hmc {
             tau_l: self.tau_l,
             tau_g: self.tau_g,

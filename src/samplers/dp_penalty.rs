@@ -7,6 +7,10 @@
 //! the same `T` as the clipped sum (spec §3.3: the invariant that keeps every step a Gaussian
 //! mechanism with `μ = 1/(2τ²n)`, whatever `T` and `Δ` are).
 //!
+//! With discrete noise ([`crate::noise`]) the data term `T·Σ_j clip(r_j)` is rounded to the
+//! lattice and released with exact discrete Gaussian noise calibrated to its rounded
+//! sensitivity: `log α = ln p(θ') − ln p(θ) + h·(q + Y) − σ²/2`.
+//!
 //! A seeded PRNG reproduces research runs; it is not a secure source for a real DP release.
 
 use rand::RngExt;
@@ -17,6 +21,7 @@ use super::pass::RowCache;
 use super::proposal::{ProposalKind, RandomWalk, distance};
 use crate::error::{Result, check};
 use crate::models::Model;
+use crate::noise::Lattice;
 use crate::rng::ChainRng;
 
 /// The DP penalty kernel (validated settings; build it with [`DpPenalty`](super::DpPenalty)).
@@ -30,6 +35,8 @@ pub struct DpPenaltyKernel {
     pub proposal_sd: Vec<f64>,
     /// Full update, OCU or GWMH.
     pub proposal: ProposalKind,
+    /// Discrete Gaussian noise on this lattice (`None`: continuous Gaussian noise).
+    pub lattice: Option<Lattice>,
 }
 
 /// Per-chain state of DP penalty.
@@ -60,7 +67,15 @@ impl DpPenaltyKernel {
             clip_bound,
             proposal_sd,
             proposal,
+            lattice: None,
         })
+    }
+
+    /// Use exact discrete Gaussian noise on `lattice` (`None`: continuous noise).
+    #[must_use]
+    pub fn with_lattice(mut self, lattice: Option<Lattice>) -> Self {
+        self.lattice = lattice;
+        self
     }
 }
 
@@ -107,11 +122,25 @@ impl Kernel for DpPenaltyKernel {
             .cache
             .clipped_ratio_sum(model, &s.theta, &s.proposal_buf, bound);
         let t = model.tempering();
-        let noise_sd = self.tau * (model.n_rows() as f64).sqrt() * 2.0 * bound;
-        let xi: f64 = StandardNormal.sample(rng);
         let lp_new = model.log_prior(&s.proposal_buf);
-        let lambda = t * (sums.sum + noise_sd * xi) + lp_new - s.log_prior;
-        let log_alpha = lambda - 0.5 * (t * noise_sd).powi(2);
+        let log_alpha = match self.lattice {
+            None => {
+                let noise_sd = self.tau * (model.n_rows() as f64).sqrt() * 2.0 * bound;
+                let xi: f64 = StandardNormal.sample(rng);
+                let lambda = t * (sums.sum + noise_sd * xi) + lp_new - s.log_prior;
+                lambda - 0.5 * (t * noise_sd).powi(2)
+            }
+            // Sensitivity of `T·Σ clip(r_j)` is `T·2B`; noise multiplier² `τ²n`. A failed
+            // release (non-finite or out-of-range terms) is a rejected, `nonfinite` step.
+            Some(l) => l
+                .release(
+                    t * sums.sum,
+                    t * 2.0 * bound,
+                    self.tau * self.tau * model.n_rows() as f64,
+                    rng,
+                )
+                .map_or(f64::NAN, |r| lp_new - s.log_prior + r.log_term()),
+        };
         let log_u = rng.random::<f64>().ln();
         let (accepted, nonfinite) = metropolis(log_u, log_alpha);
         if accepted {

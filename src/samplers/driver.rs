@@ -15,7 +15,9 @@ use crate::models::Model;
 use crate::rng::chain_rng;
 
 /// Run `settings.chains` chains of `kernel` on `model` for `iterations` steps each.
-/// Chain `i` uses `chain_rng(seed, i)`, so the result does not depend on the thread count.
+/// Chain `i` uses `chain_rng(seed, i)`, so the result does not depend on the thread count;
+/// with `settings.secure_rng` every chain's generator is keyed from OS entropy instead
+/// ([`crate::noise::os_chain_rng`]) and the seed is not used.
 pub fn run_chains<K: Kernel, M: Model + ?Sized>(
     kernel: &K,
     model: &M,
@@ -36,7 +38,7 @@ pub fn run_chains<K: Kernel, M: Model + ?Sized>(
                     model,
                     theta0,
                     i,
-                    settings.seed,
+                    (!settings.secure_rng).then_some(settings.seed),
                     iterations,
                     deadline,
                     &bar,
@@ -64,16 +66,19 @@ fn run_one<K: Kernel, M: Model + ?Sized>(
     model: &M,
     theta0: &[f64],
     chain: usize,
-    seed: u64,
+    seed: Option<u64>,
     iterations: usize,
     deadline: Option<Duration>,
     bar: &Option<Arc<ProgressBar>>,
 ) -> Result<ChainTrace> {
     let t0 = Instant::now();
-    let mut rng = chain_rng(seed, chain as u64);
     let wrap = |e: Error| Error::Chain {
         chain,
         source: Box::new(e),
+    };
+    let mut rng = match seed {
+        Some(seed) => chain_rng(seed, chain as u64),
+        None => crate::noise::os_chain_rng().map_err(wrap)?,
     };
     let mut state = kernel.init(model, theta0, &mut rng).map_err(wrap)?;
     let dim = model.dim();

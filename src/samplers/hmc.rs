@@ -13,6 +13,10 @@
 //! trajectory: `kL+1` releases. Fresh is the default because the re-used noisy gradient is not
 //! part of the chain's state, so the reversibility argument (Theorem 10) does not cover it.
 //!
+//! With discrete noise ([`crate::noise`]) the ratio test's data term `T·Σ_j clip(r_j)` is
+//! rounded to the lattice and released with exact discrete Gaussian noise; the gradients stay
+//! continuous (floating-point) Gaussians.
+//!
 //! The baseline is the same kernel with no noise and no gradient clipping. A seeded PRNG
 //! reproduces research runs; it is not a secure source for a real DP release.
 
@@ -25,6 +29,7 @@ use super::pass::{GradBuffer, RowCache};
 use super::proposal::{ClipDistance, distance};
 use crate::error::{Error, Result, check};
 use crate::models::Model;
+use crate::noise::Lattice;
 use crate::rng::ChainRng;
 
 /// Where the first half-step's gradient of each iteration comes from (the accountant's
@@ -59,6 +64,8 @@ pub struct HmcKernel {
     pub noise: Option<HmcNoise>,
     /// Fresh or re-used initial gradient.
     pub gradient: GradientMode,
+    /// Discrete Gaussian noise on this lattice for the ratio test (`None`: continuous).
+    pub lattice: Option<Lattice>,
 }
 
 /// Per-chain state of HMC.
@@ -116,7 +123,16 @@ impl HmcKernel {
             clip_distance: ClipDistance::L2,
             noise,
             gradient,
+            lattice: None,
         })
+    }
+
+    /// Use exact discrete Gaussian noise on `lattice` in the ratio test (`None`: continuous;
+    /// ignored without privacy noise).
+    #[must_use]
+    pub fn with_lattice(mut self, lattice: Option<Lattice>) -> Self {
+        self.lattice = lattice;
+        self
     }
 
     /// The noisy (DP) or exact gradient of the tempered log posterior at `theta`, into `out`.
@@ -279,22 +295,38 @@ impl Kernel for HmcKernel {
             }
             None => 0.0,
         };
-        let xi: f64 = if noise_sd > 0.0 {
-            StandardNormal.sample(rng)
-        } else {
-            0.0
-        };
         let kinetic =
             |p: &[f64]| -> f64 { p.iter().zip(&self.mass).map(|(p, m)| 0.5 * p * p / m).sum() };
         let lp_new = model.log_prior(&s.theta_new);
         let rest = kinetic(&s.p0) - kinetic(&s.p) + lp_new - s.log_prior;
-        let log_alpha = t * (sums.sum + noise_sd * xi) + rest - 0.5 * (t * noise_sd).powi(2);
+        let (log_alpha, unclipped_alpha) = match (self.lattice, self.noise) {
+            (Some(l), Some(nz)) => {
+                let c = t * 2.0 * self.ratio_clip.unwrap_or(0.0) * distance(&s.theta, &s.theta_new);
+                let nm2 = nz.tau_l * nz.tau_l * model.n_rows() as f64;
+                match l.release(t * sums.sum, c, nm2, rng) {
+                    // The diagnostic "decision changed by clipping" re-uses the same noise.
+                    Ok(r) => (
+                        rest + r.log_term(),
+                        rest + r.log_term() + t * (sums.raw_sum - sums.sum),
+                    ),
+                    Err(_) => (f64::NAN, f64::NAN),
+                }
+            }
+            _ => {
+                let xi: f64 = if noise_sd > 0.0 {
+                    StandardNormal.sample(rng)
+                } else {
+                    0.0
+                };
+                (
+                    t * (sums.sum + noise_sd * xi) + rest - 0.5 * (t * noise_sd).powi(2),
+                    t * (sums.raw_sum + noise_sd * xi) + rest - 0.5 * (t * noise_sd).powi(2),
+                )
+            }
+        };
         let log_u = rng.random::<f64>().ln();
         let (accepted, nonfinite) = metropolis(log_u, log_alpha);
-        let (unclipped, _) = metropolis(
-            log_u,
-            t * (sums.raw_sum + noise_sd * xi) + rest - 0.5 * (t * noise_sd).powi(2),
-        );
+        let (unclipped, _) = metropolis(log_u, unclipped_alpha);
         if accepted {
             std::mem::swap(&mut s.theta, &mut s.theta_new);
             s.log_prior = lp_new;

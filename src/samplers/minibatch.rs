@@ -9,6 +9,10 @@
 //! through `c`. Each step is a subsampled Gaussian mechanism with noise multiplier `√τ`
 //! relative to the substitute sensitivity `c` (spec §3.5.1).
 //!
+//! With discrete noise ([`crate::noise`]) the data term `nT·r̄ − ½σ_b²` (sensitivity `c`) is
+//! rounded to the lattice and released with exact discrete Gaussian noise (noise multiplier
+//! `√τ` relative to the rounded sensitivity): `log α = ln p(θ') − ln p(θ) + h·(q + Y) − σ²/2`.
+//!
 //! A seeded PRNG reproduces research runs; it is not a secure source for a real DP release.
 
 use rand::RngExt;
@@ -19,6 +23,7 @@ use super::kernel::{Kernel, StepInfo, metropolis};
 use super::proposal::{ProposalKind, RandomWalk, distance};
 use crate::error::{Error, Result, check};
 use crate::models::Model;
+use crate::noise::Lattice;
 use crate::rng::ChainRng;
 
 /// Minibatch DP penalty settings (build with [`MinibatchPenalty`](super::MinibatchPenalty)).
@@ -34,6 +39,8 @@ pub struct MinibatchPenaltyKernel {
     pub proposal_sd: Vec<f64>,
     /// Full, OCU or GWMH.
     pub proposal: ProposalKind,
+    /// Discrete Gaussian noise on this lattice (`None`: continuous Gaussian noise).
+    pub lattice: Option<Lattice>,
 }
 
 /// Per-chain state of minibatch DP penalty.
@@ -67,7 +74,15 @@ impl MinibatchPenaltyKernel {
             batch_size,
             proposal_sd,
             proposal,
+            lattice: None,
         })
+    }
+
+    /// Use exact discrete Gaussian noise on `lattice` (`None`: continuous noise).
+    #[must_use]
+    pub fn with_lattice(mut self, lattice: Option<Lattice>) -> Self {
+        self.lattice = lattice;
+        self
     }
 
     /// Sensitivity `c = Δ_λ + Δ_σ` of `λ − ½σ_b²` for clip bound `bound = b_clip·Δ`.
@@ -141,9 +156,17 @@ impl Kernel for MinibatchPenaltyKernel {
         let lp_new = model.log_prior(&s.proposal_buf);
         let lambda = lp_new - s.log_prior + n * t * stats.mean;
         let c = self.sensitivity(n, t, bound);
-        let noise_var = self.tau * c * c;
-        let xi: f64 = StandardNormal.sample(rng);
-        let log_alpha = lambda + noise_var.sqrt() * xi - 0.5 * (noise_var + batch_var);
+        let log_alpha = match self.lattice {
+            None => {
+                let noise_var = self.tau * c * c;
+                let xi: f64 = StandardNormal.sample(rng);
+                lambda + noise_var.sqrt() * xi - 0.5 * (noise_var + batch_var)
+            }
+            // The released data term is `nT·r̄ − ½σ_b²` with sensitivity `c`.
+            Some(l) => l
+                .release(n * t * stats.mean - 0.5 * batch_var, c, self.tau, rng)
+                .map_or(f64::NAN, |r| lp_new - s.log_prior + r.log_term()),
+        };
         let log_u = rng.random::<f64>().ln();
         let (accepted, nonfinite) = metropolis(log_u, log_alpha);
         if accepted {

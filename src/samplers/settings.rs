@@ -45,6 +45,10 @@ pub struct RunSettings {
     pub progress: bool,
     /// Size of the thread pool (default: rayon's global pool). Results do not depend on it.
     pub threads: Option<usize>,
+    /// Key every chain's generator from OS entropy instead of `seed` (default `false`): the
+    /// mode for a real DP release. Results are then not reproducible and `seed` is ignored.
+    #[serde(default)]
+    pub secure_rng: bool,
 }
 
 impl Default for RunSettings {
@@ -60,6 +64,7 @@ impl Default for RunSettings {
             max_time: None,
             progress: true,
             threads: None,
+            secure_rng: false,
         }
     }
 }
@@ -189,6 +194,13 @@ macro_rules! run_setters {
             #[must_use]
             pub fn threads(mut self, n: usize) -> Self {
                 self.run.threads = Some(n);
+                self
+            }
+            /// Secure random source: every chain's generator is keyed from OS entropy, never
+            /// from the seed (a real DP release; not reproducible). Default `false` (seeded).
+            #[must_use]
+            pub fn secure_rng(mut self, yes: bool) -> Self {
+                self.run.secure_rng = yes;
                 self
             }
             /// Replace all run settings at once.

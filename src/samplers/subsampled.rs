@@ -12,6 +12,7 @@ use super::settings::{RunSettings, run_setters};
 use crate::accounting::Method;
 use crate::error::Result;
 use crate::models::Model;
+use crate::noise::Noise;
 
 /// Minibatch DP penalty (thesis §3.3-3.4): DP penalty on `b` rows per iteration. Iterations
 /// come from the Fourier accountant (default; the thesis' conservative `σ = √τ` call, spec
@@ -57,6 +58,12 @@ pub struct MinibatchPenalty {
     pub accountant: Method,
     /// Reproduce the thesis code's (optimistic) Theorem 8 sum for `Method::Rdp`.
     pub thesis_compatible: bool,
+    /// Continuous (default) or exact discrete Gaussian noise (then the accountant is always
+    /// `Method::Rdp`: the Fourier accountant's PLD is not valid for discrete noise, while the
+    /// subsampled RDP bound only needs the base mechanism's RDP, which for the discrete
+    /// Gaussian is at most the continuous one, CKS20).
+    #[serde(default)]
+    pub noise: Noise,
     /// Run settings.
     pub run: RunSettings,
 }
@@ -71,6 +78,7 @@ impl Default for MinibatchPenalty {
             proposal: ProposalKind::Full,
             accountant: Method::Fourier,
             thesis_compatible: false,
+            noise: Noise::Gaussian,
             run: RunSettings::default(),
         }
     }
@@ -131,16 +139,25 @@ impl MinibatchPenalty {
         self
     }
 
+    /// Noise of the penalty test: [`Noise::Gaussian`] (default) or exact discrete Gaussian
+    /// noise (accounted with RDP).
+    #[must_use]
+    pub fn noise(mut self, noise: Noise) -> Self {
+        self.noise = noise;
+        self
+    }
+
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<MinibatchPenaltyKernel> {
         let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
-        MinibatchPenaltyKernel::new(
+        Ok(MinibatchPenaltyKernel::new(
             self.tau,
             self.clip_bound,
             self.batch_size,
             sd,
             self.proposal,
-        )
+        )?
+        .with_lattice(self.noise.lattice()?))
     }
 
     /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).
@@ -151,7 +168,12 @@ impl MinibatchPenalty {
             batch: self.batch_size,
             thesis_compatible: self.thesis_compatible,
         };
-        resolve(scheme, self.accountant, &self.run, n_rows)
+        let method = if self.noise.is_discrete() {
+            Method::Rdp
+        } else {
+            self.accountant
+        };
+        resolve(scheme, method, &self.run, n_rows)
     }
 
     /// Run the chains.

@@ -1,0 +1,212 @@
+//! Accounting for exact discrete Gaussian noise ([`crate::noise`]): zCDP of the discrete
+//! Gaussian (Canonne, Kamath & Steinke 2020), the CKS20 zCDP → (ε, δ) conversion, the exact
+//! (ε, δ) of one release by summing the discrete privacy loss, and Algorithm 2 for samplers
+//! whose steps are zCDP mechanisms.
+//!
+//! Which bound is used, and why: the discrete Gaussian with integer sensitivity `m` and
+//! parameter `s²` is `m²/(2s²)`-zCDP (CKS20, the Rényi-divergence bound for the discrete
+//! Gaussian: `D_α ≤ α·m²/(2s²)`, the continuous value). The samplers calibrate the noise to
+//! the *rounded* sensitivity, so every step keeps the continuous step's `ρ = 1/(2τ²n)`.
+//! Composition adds ρ exactly (adaptively, steps with different `m` included). The tight
+//! Gaussian PLD formula of thesis Theorem 6 is **not** used: the discrete privacy loss is not
+//! dominated by the continuous one for every lattice offset, and the steps' `m` differ, so no
+//! single PLD covers them. The CKS20 conversion (their Corollary 13:
+//! `δ = inf_{α>1} exp((α−1)(αρ−ε))/(α−1)·(1−1/α)^α`) is rigorous for any α and much tighter
+//! than thesis Theorem 1; the iteration count lies between Theorem 5's and Theorem 6's.
+
+use super::algorithm2;
+use crate::error::{Error, Result, check};
+
+/// Relative inflation of every computed δ (covers the rounding of `exp`/`ln`; pessimistic).
+const DELTA_INFLATE: f64 = 1.0 + 1e-12;
+
+/// δ(ε) of a ρ-zCDP mechanism by the CKS20 conversion
+/// `δ = inf_{α>1} exp((α−1)(αρ−ε) + α·ln(1−1/α))/(α−1)`, capped at 1.
+///
+/// The infimum is searched by bisection on the derivative `(2α−1)ρ − ε + ln(1−1/α)`; any α
+/// gives a valid bound, so an imprecise search only makes δ larger.
+///
+/// ```
+/// use dp_mcmc::accounting::cks_zcdp_delta;
+/// // ρ = 0.5, ε = 4: the CKS20 bound is below thesis Theorem 1's exp(−(ε−ρ)²/(4ρ)) = 2.2e-3
+/// let d = cks_zcdp_delta(0.5, 4.0)?;
+/// assert!(d < (-(3.5f64).powi(2) / 2.0).exp());
+/// assert!(cks_zcdp_delta(-1.0, 4.0).is_err());
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+///
+/// # Errors
+/// `rho` must be finite and ≥ 0, `epsilon` finite and ≥ 0.
+pub fn cks_zcdp_delta(rho: f64, epsilon: f64) -> Result<f64> {
+    let rho = check::non_negative("rho", rho)?;
+    let eps = check::non_negative("epsilon", epsilon)?;
+    if rho == 0.0 {
+        return Ok(0.0);
+    }
+    let (mut lo, mut hi) = (1.0 + 1e-9, (eps + 1.0) / (2.0 * rho) + 2.0);
+    for _ in 0..200 {
+        let a = 0.5 * (lo + hi);
+        let deriv = (2.0 * a - 1.0) * rho - eps + (-1.0 / a).ln_1p();
+        if deriv < 0.0 {
+            lo = a;
+        } else {
+            hi = a;
+        }
+    }
+    let a = 0.5 * (lo + hi);
+    let log_d = (a - 1.0) * (a * rho - eps) + a * (-1.0 / a).ln_1p() - (a - 1.0).ln();
+    Ok((log_d.exp() * DELTA_INFLATE).min(1.0))
+}
+
+/// ε(δ) of a ρ-zCDP mechanism by the CKS20 conversion: the smallest ε (bisection, rounded up)
+/// with [`cks_zcdp_delta`]`(ρ, ε) ≤ δ`.
+///
+/// ```
+/// use dp_mcmc::accounting::{cks_zcdp_delta, cks_zcdp_epsilon};
+/// let e = cks_zcdp_epsilon(0.5, 1e-6)?;
+/// assert!(cks_zcdp_delta(0.5, e)? <= 1e-6);
+/// // never above thesis Theorem 1's ρ + 2√(ρ ln 1/δ)
+/// assert!(e <= 0.5 + 2.0 * (0.5 * (1e6f64).ln()).sqrt());
+/// assert!(cks_zcdp_epsilon(0.5, 0.0).is_err());
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+///
+/// # Errors
+/// `rho` finite ≥ 0; `delta` in (0, 1).
+pub fn cks_zcdp_epsilon(rho: f64, delta: f64) -> Result<f64> {
+    let rho = check::non_negative("rho", rho)?;
+    let delta = check::delta("delta", delta)?;
+    let mut lo = 0.0;
+    // Theorem 1's ε is always sufficient (the CKS20 bound improves on it).
+    let mut hi = rho + 2.0 * (rho * (1.0 / delta).ln()).sqrt() + 1e-9;
+    while cks_zcdp_delta(rho, hi)? > delta {
+        hi = 2.0 * hi + 1.0;
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if cks_zcdp_delta(rho, mid)? > delta {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(hi)
+}
+
+/// zCDP of one discrete Gaussian release with integer sensitivity `m` (lattice units) and
+/// parameter `s²` (lattice units): `ρ = m²/(2s²)` (CKS20).
+///
+/// ```
+/// use dp_mcmc::accounting::discrete_gaussian_rho;
+/// assert_eq!(discrete_gaussian_rho(2, 8.0)?, 0.25);
+/// assert!(discrete_gaussian_rho(1, 0.0).is_err());
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+///
+/// # Errors
+/// `sigma2` must be finite and > 0.
+pub fn discrete_gaussian_rho(m: u64, sigma2: f64) -> Result<f64> {
+    let s2 = check::positive("sigma2", sigma2)?;
+    let m = m as f64;
+    Ok(m * m / (2.0 * s2))
+}
+
+/// The exact δ(ε) of ONE discrete Gaussian release with integer sensitivity `m` and parameter
+/// `s²` (lattice units), by summing the discrete privacy loss (the hockey-stick divergence,
+/// CKS20 Theorem 7): `δ = Σ_y max(0, P(y) − e^ε·P(y − m))` with `P = N_ℤ(0, s²)`. The sum runs
+/// over `|y| ≤ m + 40s + 10` (the rest has mass below `e^{−800}`) with compensated summation.
+///
+/// ```
+/// use dp_mcmc::accounting::{discrete_gaussian_delta, pld_delta};
+/// // m = 1, s = 10: close to the continuous Gaussian with μ = 1/(2·100)
+/// let d = discrete_gaussian_delta(0.05, 1, 100.0)?;
+/// let c = pld_delta(0.005, 0.05)?;
+/// assert!((d / c - 1.0).abs() < 0.05);
+/// assert!(discrete_gaussian_delta(0.05, 1, -1.0).is_err());
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+///
+/// # Errors
+/// `sigma2` finite > 0 and at most 1e12; `epsilon` finite ≥ 0; `m ≤ 10^6`.
+pub fn discrete_gaussian_delta(epsilon: f64, m: u64, sigma2: f64) -> Result<f64> {
+    let eps = check::non_negative("epsilon", epsilon)?;
+    let s2 = check::positive("sigma2", sigma2)?;
+    if s2 > 1e12 || m > 1_000_000 {
+        return Err(Error::invalid(
+            "sigma2",
+            s2,
+            "the exact sum is limited to σ² ≤ 1e12 and m ≤ 1e6 (lattice units)",
+        ));
+    }
+    let s = s2.sqrt();
+    let k = (m as f64 + 40.0 * s + 10.0).ceil() as i64;
+    let w = |y: i64| (-((y * y) as f64) / (2.0 * s2)).exp();
+    let mut norm = Neumaier::default();
+    let mut hs = Neumaier::default();
+    let ee = eps.exp();
+    let mi = m as i64;
+    for y in -k - mi..=k + mi {
+        norm.add(w(y));
+        let d = w(y) - ee * w(y - mi);
+        if d > 0.0 {
+            hs.add(d);
+        }
+    }
+    Ok((hs.sum() / norm.sum() * DELTA_INFLATE).min(1.0))
+}
+
+/// Neumaier's compensated summation.
+#[derive(Default)]
+pub(crate) struct Neumaier {
+    s: f64,
+    c: f64,
+}
+
+impl Neumaier {
+    pub(crate) fn add(&mut self, x: f64) {
+        let t = self.s + x;
+        if self.s.abs() >= x.abs() {
+            self.c += (self.s - t) + x;
+        } else {
+            self.c += (x - t) + self.s;
+        }
+        self.s = t;
+    }
+    pub(crate) fn sum(&self) -> f64 {
+        self.s + self.c
+    }
+}
+
+/// Algorithm 2 for a sampler whose iterations are zCDP mechanisms: the largest `k` with
+/// `δ_CKS(copies·(k·ρ_iter + ρ_once), ε) ≤ δ`, where `ρ_once` is spent once per chain (DP HMC's
+/// stored gradient). Used for DP penalty and DP HMC with discrete Gaussian noise.
+///
+/// ```
+/// use dp_mcmc::accounting::zcdp_max_iterations;
+/// // DP penalty, τ = 0.1, n = 1e5: ρ = 1/(2τ²n) = 5e-4 per iteration; ε = 4, δ = 1e-6
+/// let k = zcdp_max_iterations(5e-4, 0.0, 1, 4.0, 1e-6)?;
+/// assert!(k > 507); // thesis Theorem 5 gives 507
+/// assert!(zcdp_max_iterations(0.0, 0.0, 1, 4.0, 1e-6).is_err());
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+///
+/// # Errors
+/// `rho_iter` finite > 0, `rho_once` finite ≥ 0, `copies ≥ 1`, `epsilon` > 0, `delta` in (0, 1).
+pub fn zcdp_max_iterations(
+    rho_iter: f64,
+    rho_once: f64,
+    copies: usize,
+    epsilon: f64,
+    delta: f64,
+) -> Result<u64> {
+    let rho_iter = check::positive("rho", rho_iter)?;
+    let rho_once = check::non_negative("rho_once", rho_once)?;
+    let copies = check::at_least_one("chains", copies)? as f64;
+    let eps = check::positive("epsilon", epsilon)?;
+    let delta = check::delta("delta", delta)?;
+    let f = |k: f64| cks_zcdp_delta(copies * (k.max(0.0) * rho_iter + rho_once), eps);
+    if f(0.0)? > delta {
+        return Ok(0);
+    }
+    algorithm2(f, delta, 0.0, 1.0)
+}
