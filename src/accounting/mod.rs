@@ -24,7 +24,7 @@ mod accountant;
 mod accountants;
 mod algorithm2;
 mod barker;
-mod discrete_gaussian;
+pub(crate) mod discrete_gaussian;
 mod event;
 pub mod fourier;
 mod fourier_events;

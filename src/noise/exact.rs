@@ -2,7 +2,7 @@
 //! with a rational probability, Bernoulli(exp(−γ)) for rational γ, the discrete Laplace and the
 //! discrete Gaussian on ℤ. Every accept/reject decision is integer arithmetic on uniformly
 //! random integers drawn by rejection from raw 64-bit words: **no floating point** anywhere in
-//! this file (it contains no `f64` and no `f32`).
+//! this file (a unit test checks that its source names no floating-point type).
 //!
 //! Integer overflow (possible only for extreme parameters) is reported as an error, never
 //! wrapped: every multiplication is a checked `u128` operation.
