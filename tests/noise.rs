@@ -68,7 +68,11 @@ impl Model for IsoGauss {
     }
     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 {
         let row = &self.x[j * self.d..(j + 1) * self.d];
-        -0.5 * row.iter().zip(t).map(|(x, t)| (x - t) * (x - t)).sum::<f64>()
+        -0.5 * row
+            .iter()
+            .zip(t)
+            .map(|(x, t)| (x - t) * (x - t))
+            .sum::<f64>()
     }
     fn has_gradient(&self) -> bool {
         true
@@ -93,21 +97,26 @@ fn std_normal_cdf(x: f64) -> f64 {
 fn assert_invariant(run: &Run, mean: &[f64], var: f64) {
     let d = mean.len();
     let m = run.chains.len();
-    for c in 0..d {
+    for (c, &mu) in mean.iter().enumerate() {
         let mut z: Vec<f64> = run
             .chains
             .iter()
-            .map(|ch| (ch.draws[ch.draws.len() - d + c] - mean[c]) / var.sqrt())
+            .map(|ch| (ch.draws[ch.draws.len() - d + c] - mu) / var.sqrt())
             .collect();
         let zbar = z.iter().sum::<f64>() / m as f64;
-        assert!(zbar.abs() < 5.0 / (m as f64).sqrt(), "coordinate {c}: mean {zbar}");
+        assert!(
+            zbar.abs() < 5.0 / (m as f64).sqrt(),
+            "coordinate {c}: mean {zbar}"
+        );
         z.sort_by(f64::total_cmp);
         let ks = z
             .iter()
             .enumerate()
             .map(|(i, &v)| {
                 let f = std_normal_cdf(v);
-                (f - i as f64 / m as f64).abs().max(((i + 1) as f64 / m as f64 - f).abs())
+                (f - i as f64 / m as f64)
+                    .abs()
+                    .max(((i + 1) as f64 / m as f64 - f).abs())
             })
             .fold(0.0, f64::max);
         let crit = ((2.0f64 / 1e-6).ln() / (2.0 * m as f64)).sqrt();
@@ -140,8 +149,15 @@ fn dp_penalty_with_discrete_noise_keeps_the_posterior() {
         assert_invariant(&run, &mean, var);
         let acc = run.acceptance().iter().sum::<f64>() / CHAINS as f64;
         assert!(acc > 0.1, "{kind:?}: acceptance {acc}");
-        assert!(run.chains.iter().all(|c| c.stats.iter().all(|s| !s.nonfinite)));
-        assert_eq!(run.privacy.as_ref().unwrap().accountant, "zCDP-CKS20 (discrete Gaussian)");
+        assert!(
+            run.chains
+                .iter()
+                .all(|c| c.stats.iter().all(|s| !s.nonfinite))
+        );
+        assert_eq!(
+            run.privacy.as_ref().unwrap().accountant,
+            "zCDP-CKS20 (discrete Gaussian)"
+        );
     }
 }
 
@@ -190,7 +206,11 @@ fn dp_hmc_and_minibatch_with_discrete_noise() {
     let cont = hmc.run(&model).unwrap();
     let acc = |r: &Run| r.acceptance().iter().sum::<f64>() / CHAINS as f64;
     // 4000 accept/reject decisions each: s.e. of a rate ≤ 0.008; 0.05 is > 6 s.e.
-    eprintln!("DP HMC acceptance: continuous {:.3}, discrete {:.3}", acc(&cont), acc(&run));
+    eprintln!(
+        "DP HMC acceptance: continuous {:.3}, discrete {:.3}",
+        acc(&cont),
+        acc(&run)
+    );
     assert!(acc(&cont) > 0.2, "test parameters give no acceptance");
     assert!((acc(&run) - acc(&cont)).abs() < 0.05);
 
@@ -209,12 +229,19 @@ fn dp_hmc_and_minibatch_with_discrete_noise() {
     assert_eq!(run.privacy.as_ref().unwrap().accountant, "RDP");
     assert!(run.acceptance().iter().all(|&a| a > 0.0));
     // Fourier is not valid for discrete noise: the RDP count is used instead.
-    let cont = MinibatchPenalty::builder().tau(0.7).batch_size(100).epsilon(4.0).delta(1e-5);
+    let cont = MinibatchPenalty::builder()
+        .tau(0.7)
+        .batch_size(100)
+        .epsilon(4.0)
+        .delta(1e-5);
     let disc = cont.clone().noise(Noise::discrete(-20));
     let (kc, pc) = cont.budget(100_000).unwrap();
     let (kd, pd) = disc.budget(100_000).unwrap();
     eprintln!("minibatch n = 1e5, b = 100, ε = 4: Fourier {kc}, RDP (discrete) {kd}");
-    assert_eq!((pc.accountant.as_str(), pd.accountant.as_str()), ("Fourier", "RDP"));
+    assert_eq!(
+        (pc.accountant.as_str(), pd.accountant.as_str()),
+        ("Fourier", "RDP")
+    );
     assert!(kd > 0);
 }
 
@@ -290,10 +317,18 @@ fn easy_2d_discrete_matches_continuous() {
     // the continuous one from the tight Gaussian PLD (Theorem 6); thesis Theorem 5 gives 507.
     eprintln!("easy-2d ε = 4: iterations continuous (PLD) {kc}, discrete (zCDP-CKS20) {kd}");
     assert!(kd > 507 && kd <= kc, "discrete {kd}, continuous {kc}");
-    assert!(kd as f64 >= 0.85 * kc as f64, "discrete {kd} vs continuous {kc}");
+    assert!(
+        kd as f64 >= 0.85 * kc as f64,
+        "discrete {kd} vs continuous {kc}"
+    );
 
     // Same iteration count for both, so the MMDs compare the noise only.
-    let run_c = run_base.clone().iterations(kd).seed(21).run(&model).unwrap();
+    let run_c = run_base
+        .clone()
+        .iterations(kd)
+        .seed(21)
+        .run(&model)
+        .unwrap();
     let run_d = run_base
         .noise(Noise::discrete(-20))
         .iterations(kd)
@@ -303,13 +338,19 @@ fn easy_2d_discrete_matches_continuous() {
     assert!(run_d.privacy.as_ref().unwrap().epsilon <= 4.0);
     let mmds = |run: &Run| -> Vec<f64> {
         (0..C)
-            .map(|i| mmd_thesis(run.kept_half(i), &reference, 2, 100 + i as u64).unwrap().thesis())
+            .map(|i| {
+                mmd_thesis(run.kept_half(i), &reference, 2, 100 + i as u64)
+                    .unwrap()
+                    .thesis()
+            })
             .collect()
     };
     let (mc, sc) = mean_sd(&mmds(&run_c));
     let (md, sd) = mean_sd(&mmds(&run_d));
     let t = (md - mc) / ((sc * sc + sd * sd) / C as f64).sqrt();
-    eprintln!("easy-2d MMD over {C} chains: continuous {mc:.4} ± {sc:.4}, discrete {md:.4} ± {sd:.4}, t = {t:.2}");
+    eprintln!(
+        "easy-2d MMD over {C} chains: continuous {mc:.4} ± {sc:.4}, discrete {md:.4} ± {sd:.4}, t = {t:.2}"
+    );
     // Welch t with ~14 df: P(|t| > 6) ≈ 3e-5 under equal means (few chains: this is the
     // smallest false-alarm rate such a test can have while still detecting a real shift).
     assert!(t.abs() < 6.0, "MMD differs: t = {t}");

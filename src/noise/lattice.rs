@@ -67,7 +67,9 @@ impl Lattice {
             return Err(Error::invalid(
                 "lattice_log2",
                 log2,
-                format!("the lattice spacing is h = 2^lattice_log2; use {MIN_LOG2} ≤ lattice_log2 ≤ {MAX_LOG2}"),
+                format!(
+                    "the lattice spacing is h = 2^lattice_log2; use {MIN_LOG2} ≤ lattice_log2 ≤ {MAX_LOG2}"
+                ),
             ));
         }
         Ok(Lattice { log2 })

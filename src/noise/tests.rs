@@ -236,7 +236,10 @@ fn secure_sources_are_not_seeded() {
     let a = os_chain_rng().unwrap().next_u64();
     let b = os_chain_rng().unwrap().next_u64();
     assert_ne!(a, b);
-    assert_ne!(os_chacha20().unwrap().next_u64(), os_chacha20().unwrap().next_u64());
+    assert_ne!(
+        os_chacha20().unwrap().next_u64(),
+        os_chacha20().unwrap().next_u64()
+    );
     assert_eq!(RngMode::Secure.as_str(), "secure");
 }
 
@@ -343,7 +346,11 @@ fn identity_fails_off_the_lattice_by_the_predicted_amount() {
         let pred = (-zs * zs / (2.0 * s2)).exp() * h / 2.0
             * (bernoulli2(frac(-zs / h)) - bernoulli2(frac((s2 - zs) / h)));
         let d = a - b;
-        eprintln!("off-lattice h = {h}, σ² = {s2}, λ = {lambda}: (A−B)/A = {:e}, ratio to prediction {}", d / a, d / pred);
+        eprintln!(
+            "off-lattice h = {h}, σ² = {s2}, λ = {lambda}: (A−B)/A = {:e}, ratio to prediction {}",
+            d / a,
+            d / pred
+        );
         assert!(
             pred.abs() > 1e-6 * a,
             "case chosen badly: prediction {pred:e} too small"
@@ -406,7 +413,11 @@ fn identity_exact_rational_term_matching() {
     // (exponent exp_a(σ² − z)), as exact rationals, and σ² − z lies on hℤ: g(λ) = e^λ·g(−λ)
     // is a rearrangement of one absolutely convergent series. Off the lattice, B's exponents
     // are not A's exponents at any lattice point.
-    for (hden, j, lam) in [(1i128, 7i128, Q(3, 10)), (8, 25, Q(-5, 4)), (64, 96, Q(7, 3))] {
+    for (hden, j, lam) in [
+        (1i128, 7i128, Q(3, 10)),
+        (8, 25, Q(-5, 4)),
+        (64, 96, Q(7, 3)),
+    ] {
         let h = Q(1, hden);
         let s2 = Q::new(j, hden);
         let window = 12 * hden; // z = i·h with |i| ≤ window
@@ -427,8 +438,11 @@ fn identity_exact_rational_term_matching() {
         let matched = (-window..=window)
             .filter(|&i| a_off.contains(&exp_b(Q::new(i, hden), s2_off, lam)))
             .count();
+        // A few exponents can coincide by accident (e.g. w² = z² − 2λσ² has lattice
+        // solutions for rational λ), but the term-by-term matching is gone.
+        eprintln!("off-lattice: {matched} of {} terms match", 2 * window + 1);
         assert!(
-            matched < (2 * window as usize + 1) / 2,
+            matched * 10 < window as usize,
             "off-lattice: {matched} of {} terms still match",
             2 * window + 1
         );

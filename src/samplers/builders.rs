@@ -176,8 +176,10 @@ impl DpPenalty {
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpPenaltyKernel> {
         let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
-        Ok(DpPenaltyKernel::new(self.tau, self.clip_bound, sd, self.proposal)?
-            .with_lattice(self.noise.lattice()?))
+        Ok(
+            DpPenaltyKernel::new(self.tau, self.clip_bound, sd, self.proposal)?
+                .with_lattice(self.noise.lattice()?),
+        )
     }
 
     /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).

@@ -19,9 +19,9 @@ mod subsampled;
 pub mod vcorr;
 
 pub use crate::accounting::Method;
+pub use crate::noise::Noise;
 pub use builders::{DpHmc, DpPenalty, Hmc, Rwmh};
 pub use hmc::GradientMode;
-pub use crate::noise::Noise;
 pub use kernel::{Kernel, StepInfo};
 pub use proposal::{ClipDistance, ProposalKind, StepSize};
 pub use run::{ChainTrace, PrivacySpent, Run};
