@@ -301,7 +301,8 @@ impl Kernel for HmcKernel {
         let rest = kinetic(&s.p0) - kinetic(&s.p) + lp_new - s.log_prior;
         let (log_alpha, unclipped_alpha) = match (self.lattice, self.noise) {
             (Some(l), Some(nz)) => {
-                let c = t * 2.0 * self.ratio_clip.unwrap_or(0.0) * distance(&s.theta, &s.theta_new);
+                // Sensitivity of `T·Σ clip(r_j, ±B)`: `2·T·B`.
+                let c = 2.0 * t * bound;
                 let nm2 = nz.tau_l * nz.tau_l * model.n_rows() as f64;
                 match l.release(t * sums.sum, c, nm2, rng) {
                     // The diagnostic "decision changed by clipping" re-uses the same noise.
