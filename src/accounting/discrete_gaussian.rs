@@ -210,3 +210,84 @@ pub fn zcdp_max_iterations(
     }
     algorithm2(f, delta, 0.0, 1.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accounting::pld_delta;
+
+    #[test]
+    fn cks_matches_an_independent_grid_search() {
+        // Reference: Python `math`, min over α = 1 + 10^(−6 + 10i/400000), i < 400000, of
+        // exp((α−1)(αρ−ε) + α·log1p(−1/α) − ln(α−1)) (an upper bound on the infimum, within
+        // ~1e-9 relative of it at this grid density).
+        for (rho, eps, reference) in [
+            (0.5, 4.0, 0.000_195_795_417_951_912_84),
+            (0.311, 4.0, 9.971_292_055_116_165e-7),
+            (0.01, 0.5, 3.505_878_061_385_931e-5),
+            (2.0, 10.0, 4.872_630_740_189_665e-5),
+        ] {
+            let d = cks_zcdp_delta(rho, eps).unwrap();
+            assert!(
+                (d / reference - 1.0).abs() < 1e-8,
+                "ρ {rho} ε {eps}: {d:e} vs {reference:e}"
+            );
+        }
+    }
+
+    #[test]
+    fn cks_improves_on_theorem_1_and_is_monotone() {
+        let mut last = 0.0;
+        for i in 1..200 {
+            let rho = i as f64 * 0.01;
+            let eps = 3.0;
+            let d = cks_zcdp_delta(rho, eps).unwrap();
+            let thm1 = if eps > rho {
+                (-(eps - rho).powi(2) / (4.0 * rho)).exp()
+            } else {
+                1.0
+            };
+            assert!(d <= thm1 * (1.0 + 1e-9), "ρ {rho}: {d} > Theorem 1 {thm1}");
+            assert!(d >= last, "δ not increasing in ρ at {rho}");
+            last = d;
+        }
+        // ε(δ) inverts δ(ε), rounded up
+        for rho in [0.01, 0.3, 3.0] {
+            let e = cks_zcdp_epsilon(rho, 1e-6).unwrap();
+            assert!(cks_zcdp_delta(rho, e).unwrap() <= 1e-6);
+            assert!(cks_zcdp_delta(rho, e * (1.0 - 1e-6)).unwrap() > 1e-6);
+        }
+    }
+
+    #[test]
+    fn easy_2d_iteration_counts() {
+        // DP penalty, τ = 0.1, n = 1e5, ε = 4, δ = 0.1/n: thesis Theorem 5 gives 507 (spec
+        // §10.3), the Gaussian PLD 702; zCDP with the CKS20 conversion lies between.
+        let rho = 1.0 / (2.0 * 0.01 * 1e5);
+        let k = zcdp_max_iterations(rho, 0.0, 1, 4.0, 1e-6).unwrap();
+        assert_eq!(k, 622);
+        assert!(cks_zcdp_delta(k as f64 * rho, 4.0).unwrap() <= 1e-6);
+        assert!(cks_zcdp_delta((k + 1) as f64 * rho, 4.0).unwrap() > 1e-6);
+        // four chains sharing the budget get at most a quarter
+        let k4 = zcdp_max_iterations(rho, 0.0, 4, 4.0, 1e-6).unwrap();
+        assert!(4 * k4 <= k && 4 * (k4 + 1) > k);
+    }
+
+    #[test]
+    fn single_release_delta_sums_the_discrete_loss() {
+        // Fine noise (s = 30, m = 1): the discrete release is within 1 % of the continuous
+        // Gaussian with μ = m²/(2s²).
+        for eps in [0.0, 0.01, 0.05] {
+            let d = discrete_gaussian_delta(eps, 1, 900.0).unwrap();
+            let c = pld_delta(1.0 / 1800.0, eps).unwrap();
+            assert!((d / c - 1.0).abs() < 0.01, "ε {eps}: {d:e} vs {c:e}");
+        }
+        // Coarse noise (s² = 1/4, m = 1): δ at ε = 0 is the total variation distance
+        // Σ_y (P(y) − P(y−1))_+; P(y) > P(y−1) iff y ≤ 0, so the sum telescopes to P(0) = 1/Σ_y w(y)
+        // with w(y) = e^{−2y²} (|y| ≤ 3 suffices at 1e-12).
+        let w: f64 = 1.0 + 2.0 * ((-2.0f64).exp() + (-8.0f64).exp() + (-18.0f64).exp());
+        let tv = discrete_gaussian_delta(0.0, 1, 0.25).unwrap();
+        assert!((tv - 1.0 / w).abs() < 1e-12, "TV {tv} vs {}", 1.0 / w);
+        assert!(discrete_gaussian_delta(1.0, 2_000_000, 1.0).is_err());
+    }
+}
