@@ -218,6 +218,45 @@ impl Rdp {
         Ok(rdp_to_delta(&self.orders, &self.rdp, e, self.conversion))
     }
 
+    /// Add `count` times the per-release RDP curve `curve(α)` at every order (all or nothing):
+    /// for mechanisms without a [`PrivacyEvent`] variant, e.g. a subsampled Gaussian given by
+    /// its rate q rather than (n, b).
+    ///
+    /// # Errors
+    /// Errors of `curve` (state unchanged), or a negative or NaN value.
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{wor_subsampled_gaussian_rdp, Accountant, Rdp, WorBound};
+    /// let mut acc = Rdp::new();
+    /// acc.compose_curve(|a| wor_subsampled_gaussian_rdp(0.01, 0.7f64.sqrt(), a as u32, WorBound::Theorem9), 1000)?;
+    /// // ref/accounting sub_rdp_wor_eps_01 (mpmath): 6.101430652196883 at α = 5
+    /// assert!((acc.epsilon(1e-6)? - 6.101430652196883).abs() < 1e-9);
+    /// assert!(acc.compose_curve(|_| Ok(f64::NAN), 1).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn compose_curve(
+        &mut self,
+        curve: impl Fn(f64) -> Result<f64>,
+        count: u64,
+    ) -> Result<&mut Self> {
+        let mut inc = Vec::with_capacity(self.orders.len());
+        for &a in &self.orders {
+            let r = curve(a)?;
+            if r.is_nan() || r < 0.0 {
+                return Err(Error::Numerical {
+                    what: "Rdp::compose_curve",
+                    reason: format!("RDP curve gave {r} at order {a}; it must be >= 0"),
+                });
+            }
+            inc.push(if r == 0.0 { 0.0 } else { count as f64 * r });
+        }
+        for (x, i) in self.rdp.iter_mut().zip(inc) {
+            *x += i;
+        }
+        Ok(self)
+    }
+
     fn increments(&self, event: &PrivacyEvent) -> Result<Vec<f64>> {
         let mut inc = vec![0.0; self.orders.len()];
         let orders = &self.orders;
