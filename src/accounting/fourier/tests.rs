@@ -52,6 +52,9 @@ fn assert_close(what: &str, got: f64, want: f64, tol: f64) {
     );
 }
 
+/// (relation, ε or δ, σ, q, k, nx, L, expected value).
+type Case = (FourierRelation, f64, f64, f64, u64, usize, f64, f64);
+
 const SQRT_07: f64 = 0.8366600265340756;
 const SQRT_15: f64 = 1.224744871391589;
 const NX: usize = 1_000_000;
@@ -107,7 +110,7 @@ fn spec_10_3_epsilon_value() {
 /// with numpy of 2020, which differs from today's FFT by ~5e-13, spec §10.4).
 #[test]
 fn spec_10_4_delta_regression() {
-    let cases: [(FourierRelation, f64, f64, f64, u64, usize, f64, f64); 14] = [
+    let cases: [Case; 14] = [
         (R, 1.0, 2.0, 0.01, 10_000, NX, 20.0, 0.010224911209191894),
         (R, 1.0, 2.0, 0.01, 10_000, NX, 40.0, 0.010224911126651472),
         (
@@ -152,7 +155,7 @@ fn spec_10_4_delta_regression() {
 /// Newton tolerance plus 1e-15·k (observed ≤ 7.5e-12 at k = 1e4); and |Δε| ≤ 1e-5.
 #[test]
 fn spec_10_4_epsilon_regression() {
-    let cases: [(FourierRelation, f64, f64, f64, u64, usize, f64, f64); 14] = [
+    let cases: [Case; 14] = [
         (R, 1e-6, 2.0, 0.01, 10_000, NX, 20.0, 2.446734047007243),
         (R, 1e-6, 2.0, 0.01, 10_000, NX, 40.0, 2.446733916332568),
         (
