@@ -1,5 +1,6 @@
 //! Integration tests of the accountants against ../shared/ref (reference vectors with their own
 //! tolerances), thesis iteration counts, invariants, error messages and the CLI.
+#![allow(clippy::excessive_precision)] // reference literals keep their source's digits
 
 use dp_mcmc::accounting::{
     Accountant, Fourier, Gradient, MaxIterations, Method, Pld, PrivacyEvent, Rdp, RdpConversion,
@@ -87,7 +88,12 @@ fn mu_of(row: &HashMap<String, String>) -> f64 {
             .unwrap()
             .iter()
             .map(|c| {
-                let c: Vec<f64> = c.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+                let c: Vec<f64> = c
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+                    .collect();
                 c[2] * c[1] * c[1] / (2.0 * c[0] * c[0])
             })
             .sum()
@@ -115,7 +121,8 @@ fn gauss_pld_rows() {
         if row["variant"].is_empty() {
             let mut acc = Pld::new();
             let s = f(&row, "sigma") / f(&row, "sensitivity");
-            acc.compose(&PrivacyEvent::gaussian(s).repeat(f(&row, "k") as u64)).unwrap();
+            acc.compose(&PrivacyEvent::gaussian(s).repeat(f(&row, "k") as u64))
+                .unwrap();
             check_row(&row, acc.delta(f(&row, "eps")).unwrap());
         }
     }
@@ -137,7 +144,8 @@ fn gauss_zcdp_rows() {
             zcdp_rho_budget(f(&row, "eps"), f(&row, "delta")).unwrap()
         } else {
             let mut acc = Zcdp::new();
-            acc.compose(&PrivacyEvent::Zcdp { rho: mu_of(&row) }).unwrap();
+            acc.compose(&PrivacyEvent::Zcdp { rho: mu_of(&row) })
+                .unwrap();
             acc.epsilon(f(&row, "delta")).unwrap()
         };
         check_row(&row, got);
@@ -188,7 +196,8 @@ fn subsampled_rdp_wor_rows() {
             check_row(&row, wor_subsampled_gaussian_rdp(q, s, a, bound).unwrap());
         } else {
             let mut acc = Rdp::new();
-            acc.compose_curve(thm9(q, s, bound), f(&row, "k") as u64).unwrap();
+            acc.compose_curve(thm9(q, s, bound), f(&row, "k") as u64)
+                .unwrap();
             let (e, order) = acc.epsilon_and_order(f(&row, "delta")).unwrap();
             check_row(&row, e);
             assert_eq!(order, f(&row, "alpha"), "{}", row["case_id"]);
@@ -203,17 +212,28 @@ fn subsampled_rdp_poisson_rows() {
         let s = f(&row, "sigma") / f(&row, "sensitivity");
         let q = f(&row, "q");
         if row["quantity"] == "rdp" {
-            check_row(&row, poisson_subsampled_gaussian_rdp(q, s, f(&row, "alpha")).unwrap());
+            check_row(
+                &row,
+                poisson_subsampled_gaussian_rdp(q, s, f(&row, "alpha")).unwrap(),
+            );
         } else {
             assert!(row["variant"].contains("improved_default_orders"));
             let mut acc = Rdp::with_orders(dp_accounting_orders())
                 .unwrap()
                 .conversion(RdpConversion::Improved);
-            acc.compose(&PrivacyEvent::gaussian(s).poisson(q).repeat(f(&row, "k") as u64))
-                .unwrap();
+            acc.compose(
+                &PrivacyEvent::gaussian(s)
+                    .poisson(q)
+                    .repeat(f(&row, "k") as u64),
+            )
+            .unwrap();
             let (e, order) = acc.epsilon_and_order(f(&row, "delta")).unwrap();
             check_row(&row, e);
-            assert!((order - f(&row, "alpha")).abs() < 1e-12, "{}", row["case_id"]);
+            assert!(
+                (order - f(&row, "alpha")).abs() < 1e-12,
+                "{}",
+                row["case_id"]
+            );
         }
     }
 }
@@ -236,7 +256,11 @@ fn max_iterations_rows() {
         let (eps, delta, n) = (f(&row, "eps"), f(&row, "delta"), f(&row, "n") as u64);
         let b = match v {
             "thm5_zcdp_dp_penalty" | "thm6_tight_pld_dp_penalty_alg2" => {
-                let m = if v.starts_with("thm5") { Method::Zcdp } else { Method::Pld };
+                let m = if v.starts_with("thm5") {
+                    Method::Zcdp
+                } else {
+                    Method::Pld
+                };
                 MaxIterations::dp_penalty(f(&row, "tau"), n)
                     .epsilon(eps)
                     .delta(delta)
@@ -246,7 +270,11 @@ fn max_iterations_rows() {
             "thm11_zcdp_dp_hmc" | "thm12_tight_pld_dp_hmc_alg2" => {
                 // the CSV's DP HMC rows are the March gradient re-use variant (kL+1)
                 let (tl, tg, l) = hmc_params(&row["extra_params"]);
-                let m = if v.starts_with("thm11") { Method::Zcdp } else { Method::Pld };
+                let m = if v.starts_with("thm11") {
+                    Method::Zcdp
+                } else {
+                    Method::Pld
+                };
                 MaxIterations::dp_hmc(tl, tg, l, n)
                     .epsilon(eps)
                     .delta(delta)
@@ -273,10 +301,19 @@ fn max_iterations_rows() {
         .unwrap();
         check_row(&row, b.iterations as f64);
         if v.starts_with("thm8") && b.iterations > 0 {
-            assert_eq!(b.optimal_order, Some(f(&row, "alpha")), "{}", row["case_id"]);
+            assert_eq!(
+                b.optimal_order,
+                Some(f(&row, "alpha")),
+                "{}",
+                row["case_id"]
+            );
         }
         if b.achieved_quantity == "delta" {
-            assert!(b.achieved < delta || b.iterations == 0, "{}", row["case_id"]);
+            assert!(
+                b.achieved < delta || b.iterations == 0,
+                "{}",
+                row["case_id"]
+            );
         } else {
             assert!(b.achieved <= eps || b.iterations == 0, "{}", row["case_id"]);
         }
@@ -336,24 +373,42 @@ fn thesis_iterations_per_experiment() {
     let all = read_csv(THESIS_ITERS);
     assert!(all.len() >= 138);
     for row in all {
-        let (exp, alg, var) = (&row["experiment"][..], &row["algorithm"][..], &row["variant"][..]);
+        let (exp, alg, var) = (
+            &row["experiment"][..],
+            &row["algorithm"][..],
+            &row["variant"][..],
+        );
         let eps: f64 = row["epsilon"].parse().unwrap();
         let n: u64 = row["n"].parse().unwrap();
         let delta: f64 = row["delta"].parse().unwrap();
         let want: u64 = row["iterations"].parse().unwrap();
         let b = match (alg, var) {
-            ("dpps" | "dppa", "adp" | "zcdp") => MaxIterations::dp_penalty(penalty_tau(exp, alg), n)
-                .epsilon(eps)
-                .delta(delta)
-                .method(if var == "adp" { Method::Pld } else { Method::Zcdp })
-                .compute(),
+            ("dpps" | "dppa", "adp" | "zcdp") => {
+                MaxIterations::dp_penalty(penalty_tau(exp, alg), n)
+                    .epsilon(eps)
+                    .delta(delta)
+                    .method(if var == "adp" {
+                        Method::Pld
+                    } else {
+                        Method::Zcdp
+                    })
+                    .compute()
+            }
             ("hmc", _) => {
                 let (tl, tg, l) = hmc(exp);
                 MaxIterations::dp_hmc(tl, tg, l, n)
                     .epsilon(eps)
                     .delta(delta)
-                    .method(if var.starts_with("adp") { Method::Pld } else { Method::Zcdp })
-                    .gradient(if var.ends_with("march") { Gradient::Reuse } else { Gradient::Fresh })
+                    .method(if var.starts_with("adp") {
+                        Method::Pld
+                    } else {
+                        Method::Zcdp
+                    })
+                    .gradient(if var.ends_with("march") {
+                        Gradient::Reuse
+                    } else {
+                        Gradient::Fresh
+                    })
                     .compute()
             }
             ("mdpps" | "mdppa", "fa" | "rdp") => {
@@ -361,13 +416,20 @@ fn thesis_iterations_per_experiment() {
                 MaxIterations::minibatch_penalty(tau, bs, n)
                     .epsilon(eps)
                     .delta(delta)
-                    .method(if var == "fa" { Method::Fourier } else { Method::Rdp })
+                    .method(if var == "fa" {
+                        Method::Fourier
+                    } else {
+                        Method::Rdp
+                    })
                     .thesis_compatible(var == "rdp")
                     .compute()
             }
             ("barker", "rdp") => {
                 let bs = if exp.ends_with("10d") { 2600 } else { 1300 };
-                MaxIterations::dp_barker(bs, n).epsilon(eps).delta(delta).compute()
+                MaxIterations::dp_barker(bs, n)
+                    .epsilon(eps)
+                    .delta(delta)
+                    .compute()
             }
             _ => panic!("unknown row {exp}/{alg}/{var}"),
         }
@@ -399,7 +461,8 @@ fn corrected_minibatch_rdp_spec_values() {
 #[test]
 fn spec_10_3_floats() {
     // spec §10.3: thesis code penalty_adp_delta / hmc adp_delta (closed form, ~1e-12 relative)
-    let pen = |k: f64, eps: f64, tau: f64, n: f64| pld_delta(k / (2.0 * tau * tau * n), eps).unwrap();
+    let pen =
+        |k: f64, eps: f64, tau: f64, n: f64| pld_delta(k / (2.0 * tau * tau * n), eps).unwrap();
     let cases = [
         (pen(56.0, 1.0, 0.1, 1e5), 9.94690352447284e-07),
         (pen(702.0, 4.0, 0.1, 1e5), 9.99867832389463e-07),
@@ -413,13 +476,23 @@ fn spec_10_3_floats() {
     let hmc_mu = |k: f64, grads: f64| k / (2.0 * 0.01 * 1e5) + grads / (2.0 * 0.16 * 1e5);
     let final_ = pld_delta(hmc_mu(416.0, 416.0 * 11.0), 4.0).unwrap();
     let march = pld_delta(hmc_mu(431.0, 431.0 * 10.0 + 1.0), 4.0).unwrap();
-    assert!((final_ / 9.99867832389463e-07 - 1.0).abs() < 1e-11, "{final_}");
-    assert!((march / 9.719060447488943e-07 - 1.0).abs() < 1e-11, "{march}");
+    assert!(
+        (final_ / 9.99867832389463e-07 - 1.0).abs() < 1e-11,
+        "{final_}"
+    );
+    assert!(
+        (march / 9.719060447488943e-07 - 1.0).abs() < 1e-11,
+        "{march}"
+    );
     for (k, want) in [(3u64, 7.508965485878652e-07), (828, 9.99024953599909e-07)] {
         // fa.get_delta_S(ε, σ=√0.7, q=0.01, k) through the event API
         let mut acc = Fourier::new();
-        acc.compose(&PrivacyEvent::gaussian(0.7f64.sqrt()).without_replacement(100_000, 1000).repeat(k))
-            .unwrap();
+        acc.compose(
+            &PrivacyEvent::gaussian(0.7f64.sqrt())
+                .without_replacement(100_000, 1000)
+                .repeat(k),
+        )
+        .unwrap();
         let eps = if k == 3 { 1.0 } else { 4.0 };
         let got = acc.delta(eps).unwrap();
         assert!((got - want).abs() < 1e-12, "k={k}: {got} vs {want}");
@@ -470,21 +543,74 @@ fn invariants() {
 #[test]
 fn errors_name_the_parameter() {
     let msg = |r: dp_mcmc::Result<dp_mcmc::accounting::IterationBudget>| r.unwrap_err().to_string();
-    assert!(msg(MaxIterations::dp_penalty(0.1, 1000).epsilon(f64::NAN).compute()).contains("epsilon"));
-    assert!(msg(MaxIterations::dp_penalty(0.1, 1000).epsilon(1.0).delta(1.0).compute()).contains("delta"));
+    assert!(
+        msg(MaxIterations::dp_penalty(0.1, 1000)
+            .epsilon(f64::NAN)
+            .compute())
+        .contains("epsilon")
+    );
+    assert!(
+        msg(MaxIterations::dp_penalty(0.1, 1000)
+            .epsilon(1.0)
+            .delta(1.0)
+            .compute())
+        .contains("delta")
+    );
     assert!(msg(MaxIterations::dp_penalty(0.0, 1000).epsilon(1.0).compute()).contains("tau"));
     assert!(msg(MaxIterations::dp_penalty(0.1, 0).epsilon(1.0).compute()).contains("`n`"));
-    assert!(msg(MaxIterations::dp_hmc(0.1, f64::NAN, 10, 1000).epsilon(1.0).compute()).contains("tau_g"));
-    assert!(msg(MaxIterations::dp_hmc(0.1, 0.4, 0, 1000).epsilon(1.0).compute()).contains("leapfrog_steps"));
-    assert!(msg(MaxIterations::minibatch_penalty(0.7, 2000, 1000).epsilon(1.0).compute()).contains("batch_size"));
-    assert!(msg(MaxIterations::dp_barker(1300, 1000).epsilon(1.0).compute()).contains("batch_size"));
-    assert!(msg(MaxIterations::dp_barker(1300, 100_000).epsilon(1.0).delta(-1.0).compute()).contains("delta"));
-    assert!(msg(MaxIterations::dp_penalty(0.1, 1000).epsilon(1.0).method(Method::Rdp).compute()).contains("accountant"));
+    assert!(
+        msg(MaxIterations::dp_hmc(0.1, f64::NAN, 10, 1000)
+            .epsilon(1.0)
+            .compute())
+        .contains("tau_g")
+    );
+    assert!(
+        msg(MaxIterations::dp_hmc(0.1, 0.4, 0, 1000)
+            .epsilon(1.0)
+            .compute())
+        .contains("leapfrog_steps")
+    );
+    assert!(
+        msg(MaxIterations::minibatch_penalty(0.7, 2000, 1000)
+            .epsilon(1.0)
+            .compute())
+        .contains("batch_size")
+    );
+    assert!(
+        msg(MaxIterations::dp_barker(1300, 1000).epsilon(1.0).compute()).contains("batch_size")
+    );
+    assert!(
+        msg(MaxIterations::dp_barker(1300, 100_000)
+            .epsilon(1.0)
+            .delta(-1.0)
+            .compute())
+        .contains("delta")
+    );
+    assert!(
+        msg(MaxIterations::dp_penalty(0.1, 1000)
+            .epsilon(1.0)
+            .method(Method::Rdp)
+            .compute())
+        .contains("accountant")
+    );
     assert!(pld_delta(-1.0, 1.0).unwrap_err().to_string().contains("mu"));
-    assert!(pld_epsilon(1.0, 0.0).unwrap_err().to_string().contains("delta"));
-    assert!(poisson_subsampled_gaussian_rdp(1.5, 1.0, 2.0).unwrap_err().to_string().contains("`q`"));
+    assert!(
+        pld_epsilon(1.0, 0.0)
+            .unwrap_err()
+            .to_string()
+            .contains("delta")
+    );
+    assert!(
+        poisson_subsampled_gaussian_rdp(1.5, 1.0, 2.0)
+            .unwrap_err()
+            .to_string()
+            .contains("`q`")
+    );
     let mut z = Zcdp::new();
-    let err = z.compose(&PrivacyEvent::gaussian(1.0).poisson(0.5)).unwrap_err().to_string();
+    let err = z
+        .compose(&PrivacyEvent::gaussian(1.0).poisson(0.5))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("PoissonSampled"), "{err}");
 }
 
@@ -498,29 +624,73 @@ fn cli(args: &[&str]) -> (i32, serde_json::Value, String) {
         .expect("the dp-mcmc binary runs");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let v = serde_json::from_str(stdout.trim()).unwrap_or(serde_json::Value::Null);
-    (out.status.code().unwrap_or(-1), v, String::from_utf8_lossy(&out.stderr).to_string())
+    (
+        out.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
 }
 
 #[test]
 fn cli_iterations() {
-    let base = ["iterations", "--epsilon", "1", "--delta", "1e-6", "--n", "100000"];
+    let base = [
+        "iterations",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--n",
+        "100000",
+    ];
     let run = |extra: &[&str]| {
         let mut a = base.to_vec();
         a.extend_from_slice(extra);
         cli(&a)
     };
     // spec §10.2 / ref/thesis/iterations_per_experiment.csv (easy-2d, ε = 1)
-    let (c, v, _) = run(&["--algorithm", "dp-penalty", "--accountant", "pld", "--tau", "0.1"]);
+    let (c, v, _) = run(&[
+        "--algorithm",
+        "dp-penalty",
+        "--accountant",
+        "pld",
+        "--tau",
+        "0.1",
+    ]);
     assert_eq!((c, v["iterations"].as_u64()), (0, Some(56)));
-    let (_, v, _) = run(&["--algorithm", "dp-penalty", "--accountant", "zcdp", "--tau", "0.1"]);
+    let (_, v, _) = run(&[
+        "--algorithm",
+        "dp-penalty",
+        "--accountant",
+        "zcdp",
+        "--tau",
+        "0.1",
+    ]);
     assert_eq!(v["iterations"], 34);
-    let hmc = ["--algorithm", "dp-hmc", "--accountant", "pld", "--tau-l", "0.1", "--tau-g", "0.4", "--leapfrog-steps", "10"];
+    let hmc = [
+        "--algorithm",
+        "dp-hmc",
+        "--accountant",
+        "pld",
+        "--tau-l",
+        "0.1",
+        "--tau-g",
+        "0.4",
+        "--leapfrog-steps",
+        "10",
+    ];
     let (_, v, _) = run(&hmc);
     assert_eq!(v["iterations"], 33);
     let mut reuse = hmc.to_vec();
     reuse.extend(["--gradient", "reuse"]);
     assert_eq!(run(&reuse).1["iterations"], 34);
-    let mb = ["--algorithm", "minibatch-penalty", "--tau", "2.0", "--batch-size", "1000"];
+    let mb = [
+        "--algorithm",
+        "minibatch-penalty",
+        "--tau",
+        "2.0",
+        "--batch-size",
+        "1000",
+    ];
     let mut rdp = mb.to_vec();
     rdp.extend(["--accountant", "rdp", "--thesis-compatible"]);
     assert_eq!(run(&rdp).1["iterations"], 64); // tempered-2d mdppa rdp ε=1 (thesis code)
@@ -532,47 +702,131 @@ fn cli_iterations() {
     assert_eq!((c, v["iterations"].as_u64()), (0, Some(264))); // tempered-2d mdppa fa ε=1
     assert!(v["achieved_delta"].as_f64().unwrap() < 1e-6);
     let (_, v, _) = run(&["--algorithm", "dp-barker", "--batch-size", "1300"]);
-    assert_eq!((v["iterations"].as_u64(), v["accountant"].as_str()), (Some(106), Some("rdp")));
+    assert_eq!(
+        (v["iterations"].as_u64(), v["accountant"].as_str()),
+        (Some(106), Some("rdp"))
+    );
     // errors: non-zero exit, one line naming the flag
     for (extra, flag) in [
         (&["--algorithm", "dp-penalty"][..], "--tau"),
-        (&["--algorithm", "dp-hmc", "--tau-l", "0.1", "--tau-g", "0.4"][..], "--leapfrog-steps"),
-        (&["--algorithm", "dp-penalty", "--tau", "0.1", "--accountant", "rdp"][..], "--accountant"),
-        (&["--algorithm", "minibatch-penalty", "--tau", "0.7"][..], "--batch-size"),
+        (
+            &["--algorithm", "dp-hmc", "--tau-l", "0.1", "--tau-g", "0.4"][..],
+            "--leapfrog-steps",
+        ),
+        (
+            &[
+                "--algorithm",
+                "dp-penalty",
+                "--tau",
+                "0.1",
+                "--accountant",
+                "rdp",
+            ][..],
+            "--accountant",
+        ),
+        (
+            &["--algorithm", "minibatch-penalty", "--tau", "0.7"][..],
+            "--batch-size",
+        ),
         (&["--algorithm", "dp-penalty", "--tau", "-1"][..], "--tau"),
     ] {
         let (c, v, err) = run(extra);
         assert_ne!(c, 0, "{extra:?}");
         assert_eq!(v, serde_json::Value::Null);
-        assert!(err.contains(flag) && err.trim().lines().count() == 1, "{extra:?}: {err}");
+        assert!(
+            err.contains(flag) && err.trim().lines().count() == 1,
+            "{extra:?}: {err}"
+        );
     }
 }
 
 #[test]
 fn cli_delta_epsilon() {
     // gauss_pld_04: σ = 1, ε = 10 → 9.8127058268469559e-23 (mpmath)
-    let (c, v, _) = cli(&["delta", "--accountant", "pld", "--noise-multiplier", "1", "--steps", "1", "--epsilon", "10"]);
+    let (c, v, _) = cli(&[
+        "delta",
+        "--accountant",
+        "pld",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "1",
+        "--epsilon",
+        "10",
+    ]);
     assert_eq!(c, 0);
     assert!((v["delta"].as_f64().unwrap() / 9.8127058268469559e-23 - 1.0).abs() < 1e-9);
     // gauss_pld_eps_01: σ = 1, δ = 1e-5 → 4.3771780956812246
-    let (_, v, _) = cli(&["epsilon", "--accountant", "pld", "--noise-multiplier", "1", "--steps", "1", "--delta", "1e-5"]);
+    let (_, v, _) = cli(&[
+        "epsilon",
+        "--accountant",
+        "pld",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "1",
+        "--delta",
+        "1e-5",
+    ]);
     assert!((v["epsilon"].as_f64().unwrap() - 4.3771780956812246).abs() < 1e-9);
     // gauss_zcdp_02: σ = 10, k = 100, δ = 1e-5 → 5.2985259121880812
-    let (_, v, _) = cli(&["epsilon", "--accountant", "zcdp", "--noise-multiplier", "10", "--steps", "100", "--delta", "1e-5"]);
+    let (_, v, _) = cli(&[
+        "epsilon",
+        "--accountant",
+        "zcdp",
+        "--noise-multiplier",
+        "10",
+        "--steps",
+        "100",
+        "--delta",
+        "1e-5",
+    ]);
     assert!((v["epsilon"].as_f64().unwrap() - 5.2985259121880812).abs() < 1e-11);
     // sub_rdp_wor_eps_01: σ = √0.7, q = 0.01, k = 1000, δ = 1e-6 → 6.101430652196883 (α = 5)
     let (_, v, _) = cli(&[
-        "epsilon", "--accountant", "rdp", "--noise-multiplier", "0.8366600265340756", "--steps", "1000",
-        "--sampling", "without-replacement", "--q", "0.01", "--delta", "1e-6",
+        "epsilon",
+        "--accountant",
+        "rdp",
+        "--noise-multiplier",
+        "0.8366600265340756",
+        "--steps",
+        "1000",
+        "--sampling",
+        "without-replacement",
+        "--q",
+        "0.01",
+        "--delta",
+        "1e-6",
     ]);
-    assert!((v["epsilon"].as_f64().unwrap() - 6.101430652196883).abs() < 1e-9, "{v}");
+    assert!(
+        (v["epsilon"].as_f64().unwrap() - 6.101430652196883).abs() < 1e-9,
+        "{v}"
+    );
     assert_eq!(v["optimal_order"], 5.0);
     // sub_rdp_poi_eps_01 (dp_accounting improved conversion, default orders): 6.712756664482653
     let (_, v, _) = cli(&[
-        "epsilon", "--accountant", "rdp", "--noise-multiplier", "1", "--steps", "10000", "--sampling", "poisson",
-        "--q", "0.01", "--delta", "1e-5", "--conversion", "improved", "--orders", "dp-accounting",
+        "epsilon",
+        "--accountant",
+        "rdp",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "10000",
+        "--sampling",
+        "poisson",
+        "--q",
+        "0.01",
+        "--delta",
+        "1e-5",
+        "--conversion",
+        "improved",
+        "--orders",
+        "dp-accounting",
     ]);
-    assert!((v["epsilon"].as_f64().unwrap() - 6.712756664482653).abs() < 1e-8, "{v}");
+    assert!(
+        (v["epsilon"].as_f64().unwrap() - 6.712756664482653).abs() < 1e-8,
+        "{v}"
+    );
     // spec §10.4: get_delta_R(ε=1, σ=2, q=0.01, 1e4) = 0.010224911209191894;
     // get_delta_S(same) = 0.1282093857106282
     for (acc, sampling, want) in [
@@ -580,23 +834,130 @@ fn cli_delta_epsilon() {
         ("pld", "without-replacement", 0.1282093857106282),
     ] {
         let (c, v, _) = cli(&[
-            "delta", "--accountant", acc, "--noise-multiplier", "2", "--steps", "10000", "--sampling", sampling,
-            "--q", "0.01", "--epsilon", "1",
+            "delta",
+            "--accountant",
+            acc,
+            "--noise-multiplier",
+            "2",
+            "--steps",
+            "10000",
+            "--sampling",
+            sampling,
+            "--q",
+            "0.01",
+            "--epsilon",
+            "1",
         ]);
         assert_eq!(c, 0);
-        assert!((v["delta"].as_f64().unwrap() - want).abs() < 1e-7, "{acc} {sampling}: {v}");
+        assert!(
+            (v["delta"].as_f64().unwrap() - want).abs() < 1e-7,
+            "{acc} {sampling}: {v}"
+        );
     }
     for (args, flag) in [
-        (&["delta", "--accountant", "zcdp", "--noise-multiplier", "1", "--steps", "1", "--epsilon", "1", "--sampling", "poisson", "--q", "0.1"][..], "--accountant"),
-        (&["delta", "--accountant", "fourier", "--noise-multiplier", "1", "--steps", "1", "--epsilon", "1"][..], "--accountant"),
-        (&["delta", "--accountant", "rdp", "--noise-multiplier", "1", "--steps", "1", "--epsilon", "1", "--sampling", "poisson"][..], "--q"),
-        (&["delta", "--accountant", "rdp", "--noise-multiplier", "0", "--steps", "1", "--epsilon", "1"][..], "--noise-multiplier"),
-        (&["epsilon", "--accountant", "pld", "--noise-multiplier", "1", "--steps", "1", "--delta", "1.5"][..], "--delta"),
-        (&["delta", "--accountant", "rdp", "--noise-multiplier", "1", "--steps", "1", "--epsilon", "1", "--sampling", "poisson", "--q", "0.1", "--relation", "substitute"][..], "--relation"),
+        (
+            &[
+                "delta",
+                "--accountant",
+                "zcdp",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "1",
+                "--epsilon",
+                "1",
+                "--sampling",
+                "poisson",
+                "--q",
+                "0.1",
+            ][..],
+            "--accountant",
+        ),
+        (
+            &[
+                "delta",
+                "--accountant",
+                "fourier",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "1",
+                "--epsilon",
+                "1",
+            ][..],
+            "--accountant",
+        ),
+        (
+            &[
+                "delta",
+                "--accountant",
+                "rdp",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "1",
+                "--epsilon",
+                "1",
+                "--sampling",
+                "poisson",
+            ][..],
+            "--q",
+        ),
+        (
+            &[
+                "delta",
+                "--accountant",
+                "rdp",
+                "--noise-multiplier",
+                "0",
+                "--steps",
+                "1",
+                "--epsilon",
+                "1",
+            ][..],
+            "--noise-multiplier",
+        ),
+        (
+            &[
+                "epsilon",
+                "--accountant",
+                "pld",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "1",
+                "--delta",
+                "1.5",
+            ][..],
+            "--delta",
+        ),
+        (
+            &[
+                "delta",
+                "--accountant",
+                "rdp",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "1",
+                "--epsilon",
+                "1",
+                "--sampling",
+                "poisson",
+                "--q",
+                "0.1",
+                "--relation",
+                "substitute",
+            ][..],
+            "--relation",
+        ),
     ] {
         let (c, _, err) = cli(args);
         assert_ne!(c, 0);
-        assert!(err.contains(flag) && err.trim().lines().count() == 1, "{args:?}: {err}");
+        assert!(
+            err.contains(flag) && err.trim().lines().count() == 1,
+            "{args:?}: {err}"
+        );
     }
 }
 

@@ -149,6 +149,7 @@ pub fn figure_6_1(thesis_compatible: bool) -> Result<DataFrame> {
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision)] // reference literals keep their source's digits
 mod tests {
     use super::*;
 

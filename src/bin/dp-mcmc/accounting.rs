@@ -1,18 +1,20 @@
 //! `iterations`, `delta`, `epsilon` subcommands: the accountants of `dp_mcmc::accounting` as JSON.
 //!
-//! Sensitivity convention of `--noise-multiplier` (σ): noise std ÷ the l2 sensitivity under the
-//! relation. add-remove (Poisson): ÷ the per-record bound. substitute (without replacement):
-//! σ is FA's sigma, noise std ÷ the per-record bound C, with the pair (1−q)N(0,σ²)+qN(±1,σ²);
-//! `rdp` applies WBK19 Thm 9 with this σ taken as std ÷ substitute sensitivity, i.e. it uses C as
-//! that sensitivity. Passing the statistic's full substitute sensitivity c as C (the thesis'
-//! call, σ = √τ) is conservative for both accountants.
+//! Sensitivity convention of `--noise-multiplier` (σ = noise std ÷ l2 sensitivity, one meaning
+//! for every accountant): add-remove / Poisson: ÷ the per-record l2 bound. substitute /
+//! without-replacement: ÷ the statistic's *substitute* sensitivity c (thesis Thm 8; RDP uses it
+//! as is). The Fourier accountant's pair (1−q)N(0,σ²)+qN(±1,σ²) is evaluated with FA's
+//! `sigma` (std ÷ per-record bound) = σ, i.e. with c as the per-record bound: conservative by
+//! design, exactly the thesis' call σ = √τ (spec §3.5.1). A statistic that is a sum of per-record
+//! terms bounded by C has c = 2C. (Reading σ as std ÷ C for RDP would be optimistic by 2×.)
 
 use clap::{Args, ValueEnum};
 use dp_mcmc::Error;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::accounting::{
-    Gradient, IterationBudget, dp_accounting_orders, MaxIterations, Method, Rdp, RdpConversion, WorBound, pld_delta,
-    pld_epsilon, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
+    Gradient, IterationBudget, MaxIterations, Method, Rdp, RdpConversion, WorBound,
+    dp_accounting_orders, pld_delta, pld_epsilon, poisson_subsampled_gaussian_rdp,
+    wor_subsampled_gaussian_rdp,
 };
 use serde_json::{Value, json};
 
@@ -128,11 +130,11 @@ pub struct MechanismArgs {
     /// Accountant.
     #[arg(long, value_enum)]
     accountant: AccountantArg,
-    /// σ = noise std ÷ l2 sensitivity. add-remove: ÷ per-record bound. substitute /
-    /// without-replacement: ÷ the per-record bound C of the Fourier accountant's pair
-    /// (1−q)N(0,σ²)+qN(±1,σ²) (so the substitute sensitivity is 2C in that pair); rdp (WBK19
-    /// Thm 9) takes the same σ as std ÷ substitute sensitivity. Using the statistic's full
-    /// substitute sensitivity as C (the thesis' σ = √τ) is conservative for both.
+    /// σ = noise std ÷ l2 sensitivity. add-remove/poisson: ÷ the per-record bound.
+    /// substitute/without-replacement: ÷ the statistic's substitute sensitivity c (RDP, thesis
+    /// Thm 8); fourier/pld use it as the Fourier accountant's sigma (std ÷ per-record bound),
+    /// i.e. with c as the per-record bound: conservative, the thesis' call σ = √τ. For a sum
+    /// of per-record terms bounded by C, c = 2C.
     #[arg(long, allow_negative_numbers = true)]
     noise_multiplier: f64,
     /// Number of compositions.
@@ -292,7 +294,11 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
             }
             let tl = need(a.tau_l, "--tau-l", "dp-hmc needs --tau-l T")?;
             let tg = need(a.tau_g, "--tau-g", "dp-hmc needs --tau-g T")?;
-            let l = need(a.leapfrog_steps, "--leapfrog-steps", "dp-hmc needs --leapfrog-steps L")?;
+            let l = need(
+                a.leapfrog_steps,
+                "--leapfrog-steps",
+                "dp-hmc needs --leapfrog-steps L",
+            )?;
             let g = match a.gradient {
                 GradientArg::Fresh => Gradient::Fresh,
                 GradientArg::Reuse => Gradient::Reuse,
@@ -312,7 +318,11 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
                 return Err(bad_accountant(acc, "minibatch-penalty", "fourier or rdp"));
             }
             let tau = need(a.tau, "--tau", "minibatch-penalty needs --tau T")?;
-            let bs = need(a.batch_size, "--batch-size", "minibatch-penalty needs --batch-size B")?;
+            let bs = need(
+                a.batch_size,
+                "--batch-size",
+                "minibatch-penalty needs --batch-size B",
+            )?;
             let mut b = MaxIterations::minibatch_penalty(tau, bs, a.n)
                 .epsilon(a.epsilon)
                 .method(method_of(acc))
@@ -327,7 +337,11 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
             if acc != AccountantArg::Rdp {
                 return Err(bad_accountant(acc, "dp-barker", "rdp"));
             }
-            let bs = need(a.batch_size, "--batch-size", "dp-barker needs --batch-size B")?;
+            let bs = need(
+                a.batch_size,
+                "--batch-size",
+                "dp-barker needs --batch-size B",
+            )?;
             let mut b = MaxIterations::dp_barker(bs, a.n).epsilon(a.epsilon);
             if let Some(d) = a.delta {
                 b = b.delta(d);
@@ -350,7 +364,9 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
         "n": a.n,
         "thesis_compatible": budget.thesis_compatible,
     });
-    let obj = out.as_object_mut().expect("json! of an object literal is an object");
+    let obj = out
+        .as_object_mut()
+        .expect("json! of an object literal is an object");
     obj.insert(
         format!("achieved_{}", budget.achieved_quantity),
         json!(budget.achieved),
@@ -400,7 +416,11 @@ fn resolve(m: &MechanismArgs) -> dp_mcmc::Result<(RelationArg, Option<f64>)> {
         }
         _ => Some(dp_mcmc::error::check::rate(
             "q",
-            need(m.q, "--q", "subsampling needs --q Q (sampling rate in (0, 1])")?,
+            need(
+                m.q,
+                "--q",
+                "subsampling needs --q Q (sampling rate in (0, 1])",
+            )?,
         )?),
     };
     dp_mcmc::error::check::positive("noise_multiplier", m.noise_multiplier)?;
@@ -540,7 +560,9 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
         "sampling": sampling_name(m.sampling),
         "relation": relation_name(rel),
     });
-    let obj = out.as_object_mut().expect("json! of an object literal is an object");
+    let obj = out
+        .as_object_mut()
+        .expect("json! of an object literal is an object");
     if let Some(q) = q {
         obj.insert("q".into(), json!(q));
     }
