@@ -174,10 +174,15 @@ impl Accountant for Fourier {
 
 /// Minibatch DP penalty with the Fourier accountant exactly as the thesis calls it (spec
 /// §3.5.1): Algorithm 2 (low 0, high 1024) on `get_delta_S(ε, σ = √τ, q, ⌊k⌋)` at the default
-/// grid. Returns (k, δ at k).
-pub(crate) fn minibatch_fourier(tau: f64, q: f64, eps: f64, delta: f64) -> Result<(u64, f64)> {
-    let pld =
-        FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement).pld(tau.sqrt(), q)?;
+/// grid of `fa` (substitute relation). Returns (k, δ at k).
+pub(crate) fn minibatch_fourier(
+    fa: &FourierAccountant,
+    tau: f64,
+    q: f64,
+    eps: f64,
+    delta: f64,
+) -> Result<(u64, f64)> {
+    let pld = fa.pld(tau.sqrt(), q)?;
     let f = |x: f64| -> Result<f64> {
         let k = x.floor();
         if k < 1.0 {
