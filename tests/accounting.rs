@@ -70,6 +70,14 @@ fn tol(row: &HashMap<String, String>, key: &str) -> f64 {
 fn check_row(row: &HashMap<String, String>, got: f64) {
     let want = f(row, "value");
     let bound = tol(row, "abs_tol").max(tol(row, "rel_tol") * want.abs());
+    if (got - want).abs() > 0.0 {
+        eprintln!(
+            "{}: rel diff {:.1e}, {:.2} of tolerance",
+            row["case_id"],
+            ((got - want) / want).abs(),
+            (got - want).abs() / bound
+        );
+    }
     assert!(
         (got - want).abs() <= bound,
         "{} ({}): got {got}, want {want} (|diff| {:e} > {bound:e})",
