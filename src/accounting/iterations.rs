@@ -391,12 +391,13 @@ impl DpHmcIterations {
             achieved,
             achieved_quantity: q.into(),
             optimal_order: None,
-            thesis_compatible: self.gradient == Gradient::Reuse,
+            thesis_compatible: false, // both gradient schedules are sound; see `params`
             params: vec![
                 ("tau_l".into(), tau_l),
                 ("tau_g".into(), tau_g),
                 ("leapfrog_steps".into(), l),
                 ("gradient_releases_per_iteration".into(), per),
+                ("gradient_releases_once".into(), extra),
                 ("n".into(), n),
             ],
         })
