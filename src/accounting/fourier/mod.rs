@@ -285,9 +285,11 @@ impl FourierAccountant {
     /// Errors name the parameter: `epsilon` must be in (0, L), `parts` non-empty, each part
     /// valid (sigma > 0, q in (0, 1] and < 1 for add/remove, steps ≥ 1).
     pub fn delta(&self, epsilon: f64, parts: &[SubsampledGaussian]) -> Result<f64> {
-        let plds = self.part_plds(parts)?;
-        pld::check_epsilon(epsilon, self.l)?;
         let grid = self.grid()?;
+        pld::check_epsilon(epsilon, self.l)?;
+        // The weight spectrum (one FFT) and the single-step spectra are independent.
+        let (plds, _) = rayon::join(|| self.part_plds(parts), || grid.weights(epsilon));
+        let plds = plds?;
         let parts: Vec<Part<'_>> = plds
             .iter()
             .map(|(p, k)| Part {

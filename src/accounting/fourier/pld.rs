@@ -10,7 +10,7 @@ use rustfft::num_complex::Complex;
 
 use super::FourierRelation;
 use super::compose::{self, Part};
-use super::grid::{CHUNK, Grid};
+use super::grid::{CHUNK, Grid, par_map};
 use crate::error::{Error, Result, check};
 
 /// FA 0.12.11 refuses the S pair when c = q·e^{−1/(2σ²)} is "close to 0" (`numpy.allclose(c, 0)`,
@@ -39,6 +39,8 @@ pub(super) struct PldInner {
     pub(super) grid: Arc<Grid>,
     pub(super) ln_abs: Vec<f64>,
     pub(super) arg: Vec<f64>,
+    /// max_m ln|F_m| (for FA's overflow check of F^k).
+    pub(super) max_ln_abs: f64,
 }
 
 impl fmt::Debug for FourierPld {
@@ -87,8 +89,9 @@ impl FourierPld {
         }
         grid.fft(&mut buf);
         buf.truncate(half + 1);
-        let ln_abs = buf.par_iter().map(|v| v.norm().ln()).collect();
-        let arg = buf.par_iter().map(|v| v.arg()).collect();
+        let ln_abs = par_map(half + 1, |m| buf[m].norm().ln());
+        let arg = par_map(half + 1, |m| buf[m].arg());
+        let max_ln_abs = ln_abs.iter().fold(f64::NEG_INFINITY, |a: f64, &b| a.max(b));
         Ok(Self {
             inner: Arc::new(PldInner {
                 relation,
@@ -97,6 +100,7 @@ impl FourierPld {
                 grid,
                 ln_abs,
                 arg,
+                max_ln_abs,
             }),
         })
     }
