@@ -133,7 +133,8 @@ impl FourierPld {
     /// composed density IFFT(F^steps / dx) (spec §9.3).
     ///
     /// Computed as Σ_m U_m F_m^steps with U the (cached) inverse DFT of the weights (Parseval;
-    /// terms below 1e-30 in modulus are skipped). Agrees with the library to ~1e-13 absolute.
+    /// terms below 1e-30 in modulus are skipped). Agrees with the library to ~1e-13 absolute
+    /// (≈ 1e-16·k for large k, see the module docs).
     /// This is an approximation without a rigorous error bound (see the module docs).
     ///
     /// Errors: `epsilon` not in (0, L) (increase the window), `steps` = 0, or |F|^steps
