@@ -1,0 +1,269 @@
+//! Local and smooth sensitivity of the utility `H(BI(x), ·)`, and γ(ε, δ) of Theorem 4.1.
+//!
+//! # Local sensitivity in closed form
+//! The paper defines `Δ_l(x') = max_{x'' adj x', r ∈ R_post} |H(BI(x'), r) − H(BI(x''), r)|`.
+//! Hellinger is a metric, so by the triangle inequality every term is `≤ H(BI(x'), BI(x''))`,
+//! and `r = BI(x')` attains it: `Δ_l(x') = max_{x'' adj x'} H(BI(x'), BI(x''))`. A neighbour
+//! moves one row from category `i` to `j`; with `a = α + c'` the two posteriors have the same
+//! total, so the log-affinity is `g(a_i) + g(a_j + 1)` with
+//! `g(a) = ln Γ(a − ½) − ½ ln Γ(a) − ½ ln Γ(a − 1)`. The tests check this against the
+//! brute-force maximum over `r`.
+//!
+//! # Distance between data sets (ambiguity)
+//! Equation (1) says `d` is "the ℓ1 distance between two histograms", but a replace-one
+//! neighbour is at histogram ℓ1 distance 2, and smooth sensitivity (Nissim, Raskhodnikova,
+//! Smith 2007) needs `S(x) ≤ e^γ S(y)` for *neighbours*. We use the number of changed rows,
+//! `d = ‖c − c'‖₁ / 2`: it makes `S` larger (pessimistic) and γ-smooth with respect to the
+//! paper's adjacency (the paper's `Σ [x_i = x'_i] ≤ 1` is a typo for `Σ [x_i ≠ x'_i] ≤ 1`).
+
+use statrs::function::gamma::ln_gamma;
+
+use crate::error::{Error, Result, check};
+use crate::mechanisms::hellinger::candidates::ln_candidate_count;
+use crate::mechanisms::hellinger::distance::hellinger_from_log_affinity;
+use crate::mechanisms::hellinger::model::DirichletMultinomial;
+
+/// γ of Theorem 4.1 for a candidate set of size `|R|` given by its log:
+/// `γ = ln(1 − ε / (2 ln(δ / (2|R|)))) = ln(1 + ε / (2 ln(2|R|/δ)))`.
+///
+/// # Ambiguity
+/// Theorem 4.1 writes `n + 1` for both models. `n + 1 = |R_post|` for Beta-Binomial, and the
+/// `(n+1)` comes from the union bound over the range in the proof of the smooth-sensitivity
+/// exponential mechanism; for Dirichlet-Multinomial we therefore use `|R| = C(n+k−1, k−1)`,
+/// which makes γ smaller, hence `S` larger (pessimistic). For k = 2 this is exactly the
+/// paper's γ.
+///
+/// ```
+/// use dp_mcmc::mechanisms::hellinger::smooth_sensitivity::gamma;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let g = gamma(0.8, 1e-8, 301f64.ln())?; // Beta-Binomial, n = 300
+/// let paper = (1.0 - 0.8 / (2.0 * (1e-8f64 / (2.0 * 301.0)).ln())).ln();
+/// assert!((g - paper).abs() < 1e-15);
+/// assert!(gamma(0.8, 0.0, 1.0).is_err()); // names `delta`
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// `epsilon ≤ 0`, `delta ∉ (0, 1)`, negative or non-finite `ln_range_size`.
+pub fn gamma(epsilon: f64, delta: f64, ln_range_size: f64) -> Result<f64> {
+    check::positive("epsilon", epsilon)?;
+    check::delta("delta", delta)?;
+    check::non_negative("ln_range_size", ln_range_size)?;
+    let l = 2f64.ln() + ln_range_size - delta.ln();
+    Ok((epsilon / (2.0 * l)).ln_1p())
+}
+
+/// γ for the Dirichlet-Multinomial (k = 2: Beta-Binomial) candidate set of `n` rows.
+///
+/// # Errors
+/// As [`gamma`].
+pub fn gamma_for(epsilon: f64, delta: f64, n: u64, k: usize) -> Result<f64> {
+    gamma(epsilon, delta, ln_candidate_count(n, k))
+}
+
+/// `g(a) = ln Γ(a − ½) − ½ ln Γ(a) − ½ ln Γ(a − 1)` for `a > 1`: the log-affinity contribution
+/// of one category whose parameter drops from `a` to `a − 1`.
+fn g(a: f64) -> f64 {
+    ln_gamma(a - 0.5) - 0.5 * ln_gamma(a) - 0.5 * ln_gamma(a - 1.0)
+}
+
+/// Tables `G_i[c] = g(α_i + c)` for `c = 1..=n` (index 0 unused), shared by the local and
+/// smooth sensitivity of one model and data size.
+#[derive(Debug, Clone)]
+pub struct SensitivityTables {
+    n: u64,
+    g: Vec<Vec<f64>>,
+    min_g: f64,
+}
+
+impl SensitivityTables {
+    /// Build the tables for `model` and data size `n ≥ 1` (O(k n) ln Γ evaluations).
+    ///
+    /// ```
+    /// use dp_mcmc::mechanisms::hellinger::{DirichletMultinomial, smooth_sensitivity::SensitivityTables};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let m = DirichletMultinomial::beta_binomial(1.0, 1.0)?;
+    /// let t = SensitivityTables::new(&m, 10)?;
+    /// assert!(t.local(&[5, 5])? > 0.0);
+    /// assert!(SensitivityTables::new(&m, 0).is_err()); // names `n`
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// `n = 0`.
+    pub fn new(model: &DirichletMultinomial, n: u64) -> Result<Self> {
+        if n == 0 {
+            return Err(Error::invalid("n", n, "must be at least 1 row"));
+        }
+        let g: Vec<Vec<f64>> = model
+            .prior()
+            .iter()
+            .map(|&a| {
+                let mut row = vec![f64::NAN; n as usize + 1];
+                for (c, slot) in row.iter_mut().enumerate().skip(1) {
+                    *slot = g(a + c as f64);
+                }
+                row
+            })
+            .collect();
+        let min_g = g
+            .iter()
+            .flat_map(|row| row[1..].iter().copied())
+            .fold(f64::INFINITY, f64::min);
+        Ok(Self { n, g, min_g })
+    }
+
+    /// Local sensitivity at `counts` (which must sum to the tables' `n`): the largest Hellinger
+    /// distance between `Dir(α + c)` and a neighbour's posterior.
+    ///
+    /// # Errors
+    /// Wrong length or counts not summing to `n`.
+    pub fn local(&self, counts: &[u64]) -> Result<f64> {
+        check::len("counts", counts.len(), self.g.len())?;
+        let total: u128 = counts.iter().map(|&c| c as u128).sum();
+        if total != self.n as u128 {
+            return Err(Error::invalid(
+                "counts",
+                format!("{counts:?}"),
+                format!("must sum to the data size n = {}", self.n),
+            ));
+        }
+        Ok(self.local_unchecked(counts))
+    }
+
+    fn local_unchecked(&self, counts: &[u64]) -> f64 {
+        let mut min_la = 0.0f64;
+        for (i, &ci) in counts.iter().enumerate() {
+            if ci == 0 {
+                continue;
+            }
+            let down = self.g[i][ci as usize];
+            for (j, &cj) in counts.iter().enumerate() {
+                if j != i {
+                    // cj + 1 ≤ n because ci ≥ 1 and Σ c = n.
+                    min_la = min_la.min(down + self.g[j][cj as usize + 1]);
+                }
+            }
+        }
+        hellinger_from_log_affinity(min_la)
+    }
+
+    /// An upper bound on the local sensitivity over every data set of size `n`.
+    pub fn global_bound(&self) -> f64 {
+        hellinger_from_log_affinity(2.0 * self.min_g)
+    }
+
+    /// Smooth sensitivity `S(c) = max_{c'} Δ_l(c') e^{−γ d(c, c')}` over all count vectors of
+    /// size `n`, with `d` the number of changed rows (module docs).
+    ///
+    /// Exact with pruning: since `Δ_l ≤` [`SensitivityTables::global_bound`] `= L*`, only `c'`
+    /// with `d ≤ ln(L*/Δ_l(c))/γ` can beat `Δ_l(c)`; those are enumerated.
+    ///
+    /// # Errors
+    /// `gamma ≤ 0`, wrong length, counts not summing to `n`.
+    pub fn smooth(&self, counts: &[u64], gamma: f64) -> Result<f64> {
+        check::positive("gamma", gamma)?;
+        let s0 = self.local(counts)?;
+        let l_star = self.global_bound();
+        let radius = if l_star > s0 && s0 > 0.0 {
+            ((l_star / s0).ln() / gamma).floor().min(self.n as f64) as u64
+        } else if s0 > 0.0 {
+            0
+        } else {
+            self.n
+        };
+        let mut best = s0;
+        let mut buf = vec![0u64; counts.len()];
+        self.search(counts, &mut buf, 0, self.n, 2 * radius, 0, gamma, &mut best);
+        Ok(best)
+    }
+
+    /// Depth-first search of count vectors within ℓ1 budget `budget` of `counts`.
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        counts: &[u64],
+        buf: &mut [u64],
+        j: usize,
+        rest: u64,
+        budget: u64,
+        used: u64,
+        gamma: f64,
+        best: &mut f64,
+    ) {
+        let k = counts.len();
+        if j == k - 1 {
+            let diff = rest.abs_diff(counts[j]);
+            if used + diff > budget {
+                return;
+            }
+            buf[j] = rest;
+            let d = ((used + diff) / 2) as f64;
+            let bound = (-gamma * d).exp();
+            if bound * self.global_bound() <= *best {
+                return;
+            }
+            let v = self.local_unchecked(buf) * bound;
+            if v > *best {
+                *best = v;
+            }
+            return;
+        }
+        let left = budget - used;
+        let lo = counts[j].saturating_sub(left);
+        let hi = (counts[j] + left).min(rest);
+        for v in lo..=hi {
+            buf[j] = v;
+            self.search(
+                counts,
+                buf,
+                j + 1,
+                rest - v,
+                budget,
+                used + v.abs_diff(counts[j]),
+                gamma,
+                best,
+            );
+        }
+    }
+}
+
+/// Local sensitivity of `H(BI(x), ·)` at the data set with counts `counts`.
+///
+/// ```
+/// use dp_mcmc::mechanisms::hellinger::{DirichletMultinomial, local_sensitivity, hellinger_beta};
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let m = DirichletMultinomial::beta_binomial(1.0, 1.0)?;
+/// let ls = local_sensitivity(&m, &[3, 7])?;
+/// let h_up = hellinger_beta(4.0, 8.0, 5.0, 7.0)?;
+/// let h_down = hellinger_beta(4.0, 8.0, 3.0, 9.0)?;
+/// assert!((ls - h_up.max(h_down)).abs() < 1e-12);
+/// assert!(local_sensitivity(&m, &[3, 7, 1]).is_err());
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// Wrong number of categories or counts summing to 0.
+pub fn local_sensitivity(model: &DirichletMultinomial, counts: &[u64]) -> Result<f64> {
+    check::len("counts", counts.len(), model.k())?;
+    SensitivityTables::new(model, counts.iter().sum())?.local(counts)
+}
+
+/// Smooth sensitivity `S(x)` (paper, equation (1)) at `counts` with smoothing `gamma`.
+///
+/// ```
+/// use dp_mcmc::mechanisms::hellinger::{DirichletMultinomial, local_sensitivity, smooth_sensitivity};
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let m = DirichletMultinomial::beta_binomial(1.0, 1.0)?;
+/// let s = smooth_sensitivity(&m, &[30, 270], 0.016)?;
+/// assert!(s >= local_sensitivity(&m, &[30, 270])?);
+/// assert!(smooth_sensitivity(&m, &[30, 270], 0.0).is_err()); // names `gamma`
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// As [`SensitivityTables::smooth`].
+pub fn smooth_sensitivity(model: &DirichletMultinomial, counts: &[u64], gamma: f64) -> Result<f64> {
+    check::len("counts", counts.len(), model.k())?;
+    SensitivityTables::new(model, counts.iter().sum())?.smooth(counts, gamma)
+}
