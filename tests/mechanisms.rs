@@ -1,0 +1,582 @@
+//! Acceptance tests of issue 7: the classic mechanisms against their definitions, the Hellinger
+//! distance against closed forms and quadrature, the sensitivities, and an exact (ε, δ) check
+//! of the Hellinger mechanism on small data sets.
+
+use dp_mcmc::mechanisms::exponential::ExponentialMechanism;
+use dp_mcmc::mechanisms::hellinger::smooth_sensitivity::{SensitivityTables, gamma_for};
+use dp_mcmc::mechanisms::hellinger::{
+    DirichletMultinomial, HellingerMechanism, LaplaceBaseline, PriorExperiment, SizeExperiment,
+    for_each_candidate, hellinger_beta, hellinger_dirichlet,
+};
+use dp_mcmc::mechanisms::{LaplaceMechanism, RandomizedResponse, RandomizedWeightedMajority};
+use dp_mcmc::rng::chain_rng;
+use statrs::distribution::{Beta, Continuous, Dirichlet, Laplace};
+use statrs::function::gamma::gamma;
+use statrs::stats_tests::NaNPolicy;
+use statrs::stats_tests::chisquare::chisquare;
+use statrs::stats_tests::ks_test::{KSOneSampleAlternativeMethod, ks_onesample};
+
+/// False-alarm rate of every goodness-of-fit test (opendp's α).
+const ALPHA: f64 = 1e-6;
+
+// ---------------------------------------------------------------- randomized response
+
+#[test]
+fn randomized_response_exact_ratio_bounded_by_e_eps() {
+    for (p, q) in [(0.5, 0.5), (0.3, 0.5), (0.8, 0.2), (0.05, 0.9)] {
+        let rr = RandomizedResponse::new(p, q).unwrap();
+        let bound = rr.epsilon().exp();
+        let mut tight = false;
+        for answer in [false, true] {
+            let a = rr.output_probability(true, answer);
+            let b = rr.output_probability(false, answer);
+            // Exact probabilities: the ratio may equal e^ε up to rounding only.
+            assert!(a / b <= bound * (1.0 + 1e-12), "p={p} q={q} answer={answer}");
+            assert!(b / a <= bound * (1.0 + 1e-12), "p={p} q={q} answer={answer}");
+            tight |= (a / b - bound).abs() < 1e-9 || (b / a - bound).abs() < 1e-9;
+        }
+        assert!(tight, "ε of ({p}, {q}) is not attained");
+    }
+    // The slides: 3/4 vs 1/4, ε = ln 3.
+    let rr = RandomizedResponse::fair();
+    assert_eq!(rr.output_probability(false, false), 0.75);
+    assert_eq!(rr.output_probability(true, false), 0.25);
+    assert!((rr.epsilon() - 3f64.ln()).abs() < 1e-15);
+}
+
+// ---------------------------------------------------------------- Laplace
+
+#[test]
+fn laplace_mechanism_matches_its_definition_ks() {
+    let m = LaplaceMechanism::new(2.0, 0.8).unwrap();
+    let mut rng = chain_rng(11, 0);
+    let xs: Vec<f64> = (0..20_000).map(|_| m.release(3.0, &mut rng)).collect();
+    let reference = Laplace::new(3.0, 2.5).unwrap();
+    let (stat, p) = ks_onesample(
+        xs,
+        &reference,
+        KSOneSampleAlternativeMethod::TwoSidedAsymptotic,
+        NaNPolicy::Error,
+    )
+    .unwrap();
+    assert!(p > ALPHA, "KS n=20000 D={stat} p={p}");
+}
+
+#[test]
+fn laplace_ks_detects_wrong_scale() {
+    // The KS test above can fail: the same draws against scale 2.0 instead of 2.5 are rejected.
+    let m = LaplaceMechanism::new(2.0, 0.8).unwrap();
+    let mut rng = chain_rng(11, 0);
+    let xs: Vec<f64> = (0..20_000).map(|_| m.release(3.0, &mut rng)).collect();
+    let wrong = Laplace::new(3.0, 2.0).unwrap();
+    let (_, p) = ks_onesample(
+        xs,
+        &wrong,
+        KSOneSampleAlternativeMethod::TwoSidedAsymptotic,
+        NaNPolicy::Error,
+    )
+    .unwrap();
+    assert!(p < ALPHA, "p={p}");
+}
+
+// ---------------------------------------------------------------- exponential mechanism
+
+#[test]
+fn exponential_mechanism_matches_its_definition_chi_square() {
+    let utilities = [0.0, 1.0, 2.0, 3.0, 0.5, -1.0];
+    let (eps, sens) = (1.3, 0.7);
+    let m = ExponentialMechanism::new(eps, sens).unwrap();
+    // The definition, computed independently: exp(ε u / (2 Δu)), normalised.
+    let w: Vec<f64> = utilities
+        .iter()
+        .map(|u| (eps * u / (2.0 * sens)).exp())
+        .collect();
+    let z: f64 = w.iter().sum();
+    let probs = m.probabilities(&utilities).unwrap();
+    for (p, wi) in probs.iter().zip(&w) {
+        assert!((p - wi / z).abs() < 1e-14);
+    }
+    let draws = 50_000;
+    let mut counts = vec![0usize; utilities.len()];
+    let mut rng = chain_rng(12, 0);
+    for _ in 0..draws {
+        counts[m.select(&utilities, &mut rng).unwrap()] += 1;
+    }
+    let expected: Vec<f64> = w.iter().map(|wi| wi / z * draws as f64).collect();
+    let (stat, p) = chisquare(&counts, Some(&expected), None).unwrap();
+    assert!(p > ALPHA, "chi2 n={draws} stat={stat} p={p}");
+}
+
+#[test]
+fn rwm_privacy_and_run() {
+    let rwm = RandomizedWeightedMajority::private(1.0, 1e-6, 500).unwrap();
+    assert!((rwm.eta() - 1.0 / (32.0 * 500.0 * 1e6f64.ln()).sqrt()).abs() < 1e-15);
+    let losses: Vec<Vec<f64>> = (0..500)
+        .map(|t| vec![(t % 3) as f64 / 2.0, 0.1, 0.9])
+        .collect();
+    let run = rwm.run_seeded(&losses, 4).unwrap();
+    assert_eq!(run.actions.len(), 500);
+    assert!((run.expert_losses[1] - 0.1).abs() < 1e-12);
+    let df = dp_mcmc::frame::mechanisms::online_run(&run).unwrap();
+    assert_eq!(df.height(), 500);
+}
+
+// ---------------------------------------------------------------- Hellinger distance
+
+/// ∫_0^1 sqrt(p q) for two Beta laws, with θ = sin²(πu/2) (removes the endpoint singularities)
+/// and the midpoint rule on 200 000 cells.
+fn affinity_beta_numeric(a1: f64, b1: f64, a2: f64, b2: f64) -> f64 {
+    let (p, q) = (Beta::new(a1, b1).unwrap(), Beta::new(a2, b2).unwrap());
+    let m = 200_000;
+    let h = 1.0 / m as f64;
+    (0..m)
+        .map(|i| {
+            let u = (i as f64 + 0.5) * h;
+            let t = (std::f64::consts::FRAC_PI_2 * u).sin().powi(2);
+            let jac = std::f64::consts::FRAC_PI_2 * (std::f64::consts::PI * u).sin();
+            (p.ln_pdf(t) + q.ln_pdf(t)).mul_add(0.5, 0.0).exp() * jac * h
+        })
+        .sum()
+}
+
+#[test]
+fn hellinger_beta_closed_forms_and_quadrature() {
+    // Closed forms by hand: Beta(1,1) vs Beta(2,1): ∫ sqrt(2θ) = 2√2/3.
+    let h = hellinger_beta(1.0, 1.0, 2.0, 1.0).unwrap();
+    assert!((h * h - (1.0 - 2.0 * 2f64.sqrt() / 3.0)).abs() < 1e-14);
+    // Beta(2,2) vs Beta(3,3): B(5/2,5/2)/sqrt(B(2,2)B(3,3)), Γ(5/2) = 3√π/4, B(2,2)=1/6,
+    // B(3,3)=1/30.
+    let g52 = 3.0 * std::f64::consts::PI.sqrt() / 4.0;
+    let aff = (g52 * g52 / 24.0) / (1.0f64 / 180.0).sqrt();
+    let h = hellinger_beta(2.0, 2.0, 3.0, 3.0).unwrap();
+    assert!((h * h - (1.0 - aff)).abs() < 1e-13);
+    // Quadrature for several pairs, including parameters below 1.
+    for (a1, b1, a2, b2) in [
+        (1.0, 1.0, 31.0, 271.0),
+        (0.7, 2.5, 1.5, 0.8),
+        (5.0, 9.0, 6.0, 8.0),
+        (31.0, 271.0, 29.0, 273.0),
+    ] {
+        let h = hellinger_beta(a1, b1, a2, b2).unwrap();
+        let num = affinity_beta_numeric(a1, b1, a2, b2);
+        assert!(
+            ((1.0 - h * h) - num).abs() < 1e-7,
+            "({a1},{b1}) vs ({a2},{b2}): closed {} numeric {num}",
+            1.0 - h * h
+        );
+    }
+}
+
+/// ∫ sqrt(p q) over the 2-simplex for two Dirichlet laws with every parameter ≥ 2 (smooth,
+/// vanishing integrand at the boundary): θ1 = u, θ2 = (1−u) v, Jacobian (1−u), midpoint rule.
+fn affinity_dirichlet3_numeric(a1: &[f64], a2: &[f64]) -> f64 {
+    let p = Dirichlet::new(a1.to_vec()).unwrap();
+    let q = Dirichlet::new(a2.to_vec()).unwrap();
+    let m = 1200;
+    let h = 1.0 / m as f64;
+    let mut acc = 0.0;
+    for i in 0..m {
+        let u = (i as f64 + 0.5) * h;
+        for j in 0..m {
+            let v = (j as f64 + 0.5) * h;
+            let x = nalgebra::DVector::from_vec(vec![u, (1.0 - u) * v, (1.0 - u) * (1.0 - v)]);
+            acc += (0.5 * (p.ln_pdf(&x) + q.ln_pdf(&x))).exp() * (1.0 - u);
+        }
+    }
+    acc * h * h
+}
+
+#[test]
+fn hellinger_dirichlet_closed_forms_and_quadrature() {
+    // Dir(1,1,1) (density 2) vs Dir(2,1,1) (density 6 θ1): ∫ sqrt(12 θ1) over the simplex =
+    // sqrt(12) ∫_0^1 θ^{1/2}(1−θ) dθ = sqrt(12)·4/15.
+    let h = hellinger_dirichlet(&[1.0, 1.0, 1.0], &[2.0, 1.0, 1.0]).unwrap();
+    assert!((h * h - (1.0 - 12f64.sqrt() * 4.0 / 15.0)).abs() < 1e-14);
+    // k = 2 agrees with the Beta formula.
+    let hb = hellinger_beta(3.0, 4.5, 2.0, 7.0).unwrap();
+    let hd = hellinger_dirichlet(&[3.0, 4.5], &[2.0, 7.0]).unwrap();
+    assert!((hb - hd).abs() < 1e-15);
+    // Direct ratio of Beta functions via Γ for integer parameters: Dir(2,2,2) vs Dir(4,2,2):
+    // B(3,2,2)/sqrt(B(2,2,2)B(4,2,2)).
+    let b = |a: &[f64]| a.iter().map(|&x| gamma(x)).product::<f64>() / gamma(a.iter().sum());
+    let aff = b(&[3.0, 2.0, 2.0]) / (b(&[2.0, 2.0, 2.0]) * b(&[4.0, 2.0, 2.0])).sqrt();
+    let h = hellinger_dirichlet(&[2.0, 2.0, 2.0], &[4.0, 2.0, 2.0]).unwrap();
+    assert!((h * h - (1.0 - aff)).abs() < 1e-13);
+    for (a1, a2) in [
+        ([2.0, 3.0, 2.5], [4.0, 2.0, 3.0]),
+        ([5.0, 5.0, 5.0], [6.0, 4.0, 5.0]),
+    ] {
+        let h = hellinger_dirichlet(&a1, &a2).unwrap();
+        let num = affinity_dirichlet3_numeric(&a1, &a2);
+        // Midpoint rule with h = 1/1200 on a C¹ integrand: error O(h²) ≈ 1e-6.
+        assert!(
+            ((1.0 - h * h) - num).abs() < 2e-5,
+            "{a1:?} vs {a2:?}: closed {} numeric {num}",
+            1.0 - h * h
+        );
+    }
+}
+
+// ---------------------------------------------------------------- sensitivities
+
+fn neighbours(c: &[u64]) -> Vec<Vec<u64>> {
+    let mut out = Vec::new();
+    for i in 0..c.len() {
+        if c[i] == 0 {
+            continue;
+        }
+        for j in 0..c.len() {
+            if j != i {
+                let mut y = c.to_vec();
+                y[i] -= 1;
+                y[j] += 1;
+                out.push(y);
+            }
+        }
+    }
+    out
+}
+
+fn post(model: &DirichletMultinomial, c: &[u64]) -> Vec<f64> {
+    model.posterior(c).unwrap()
+}
+
+#[test]
+fn local_sensitivity_equals_brute_force_definition() {
+    for (prior, n) in [
+        (vec![1.0, 1.0], 12u64),
+        (vec![0.5, 3.0], 9),
+        (vec![1.0, 1.0, 1.0], 6),
+        (vec![2.0, 0.7, 1.0], 5),
+    ] {
+        let model = DirichletMultinomial::new(prior).unwrap();
+        let tables = SensitivityTables::new(&model, n).unwrap();
+        for_each_candidate(n, model.k(), |x| {
+            // Paper's definition: max over neighbours x'' and every r in R_post.
+            let mut brute: f64 = 0.0;
+            for y in neighbours(x) {
+                for_each_candidate(n, model.k(), |r| {
+                    let d = (hellinger_dirichlet(&post(&model, x), &post(&model, r)).unwrap()
+                        - hellinger_dirichlet(&post(&model, &y), &post(&model, r)).unwrap())
+                    .abs();
+                    brute = brute.max(d);
+                });
+            }
+            let ls = tables.local(x).unwrap();
+            assert!((ls - brute).abs() < 1e-12, "{x:?}: closed {ls} brute {brute}");
+        });
+    }
+}
+
+#[test]
+fn smooth_sensitivity_bounds_and_smoothness() {
+    for (prior, n, eps, delta) in [
+        (vec![1.0, 1.0], 40u64, 0.8, 1e-8),
+        (vec![1.0, 1.0], 40, 2.0, 0.1),
+        (vec![1.0, 1.0, 1.0], 12, 0.8, 1e-8),
+        (vec![0.5, 2.0, 1.0], 10, 3.0, 0.2),
+    ] {
+        let model = DirichletMultinomial::new(prior).unwrap();
+        let g = gamma_for(eps, delta, n, model.k()).unwrap();
+        let tables = SensitivityTables::new(&model, n).unwrap();
+        let mut all = Vec::new();
+        for_each_candidate(n, model.k(), |x| all.push(x.to_vec()));
+        for x in &all {
+            let s = tables.smooth(x, g).unwrap();
+            let ls = tables.local(x).unwrap();
+            assert!(s >= ls, "S {s} < LS {ls} at {x:?}");
+            // Unpruned definition: max over every data set of size n.
+            let brute = all
+                .iter()
+                .map(|y| {
+                    let d = x.iter().zip(y).map(|(a, b)| a.abs_diff(*b)).sum::<u64>() / 2;
+                    tables.local(y).unwrap() * (-g * d as f64).exp()
+                })
+                .fold(0.0, f64::max);
+            assert!((s - brute).abs() <= 1e-15 * brute.max(1.0), "{x:?}: {s} vs {brute}");
+            // γ-smoothness on neighbouring data: S(x) ≤ e^γ S(y).
+            for y in neighbours(x) {
+                let sy = tables.smooth(&y, g).unwrap();
+                assert!(s <= g.exp() * sy * (1.0 + 1e-12), "{x:?} vs {y:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn smooth_sensitivity_pruning_exact_at_paper_sizes() {
+    // n = 2000, Beta(1,1), paper ε, δ: the pruned search equals the O(n) brute force.
+    let model = DirichletMultinomial::beta_binomial(1.0, 1.0).unwrap();
+    let n = 2000u64;
+    let g = gamma_for(0.8, 1e-8, n, 2).unwrap();
+    let tables = SensitivityTables::new(&model, n).unwrap();
+    for ones in [0u64, 3, 200, 1000, 1999] {
+        let x = [ones, n - ones];
+        let s = tables.smooth(&x, g).unwrap();
+        let brute = (0..=n)
+            .map(|c| tables.local(&[c, n - c]).unwrap() * (-g * c.abs_diff(ones) as f64).exp())
+            .fold(0.0, f64::max);
+        assert!((s - brute).abs() <= 1e-15, "{ones}: {s} vs {brute}");
+    }
+}
+
+// ---------------------------------------------------------------- exact privacy check
+
+/// max over all pairs of neighbouring data sets (x, y) of the hockey-stick divergence
+/// `Σ_r max(0, P_x(r) − e^ε P_y(r))`, which is `max_S P_x(S) − e^ε P_y(S)`.
+fn worst_delta(mech: &HellingerMechanism, n: u64) -> f64 {
+    let k = mech.model().k();
+    let mut data = Vec::new();
+    for_each_candidate(n, k, |x| data.push(x.to_vec()));
+    let dists: std::collections::HashMap<Vec<u64>, Vec<f64>> = data
+        .iter()
+        .map(|x| {
+            let d = mech.output_distribution(x).unwrap();
+            (x.clone(), d.into_iter().map(|(_, p)| p).collect())
+        })
+        .collect();
+    let e = mech.epsilon().exp();
+    let mut worst: f64 = 0.0;
+    for x in &data {
+        for y in neighbours(x) {
+            let (px, py) = (&dists[x], &dists[&y]);
+            let d: f64 = px
+                .iter()
+                .zip(py)
+                .map(|(a, b)| (a - e * b).max(0.0))
+                .sum();
+            worst = worst.max(d);
+        }
+    }
+    worst
+}
+
+#[test]
+fn hellinger_mechanism_exact_epsilon_delta_on_small_n() {
+    for (prior, n, eps, delta) in [
+        (vec![1.0, 1.0], 10u64, 0.8, 1e-8),
+        (vec![1.0, 1.0], 60, 0.8, 1e-8),
+        (vec![1.0, 1.0], 30, 0.5, 0.05),
+        (vec![0.5, 0.5], 25, 2.0, 0.01),
+        (vec![1.0, 1.0, 1.0], 8, 0.8, 1e-8),
+        (vec![1.0, 1.0, 1.0], 10, 1.0, 0.05),
+    ] {
+        let model = DirichletMultinomial::new(prior.clone()).unwrap();
+        let mech = HellingerMechanism::new(model, eps, delta).unwrap();
+        let worst = worst_delta(&mech, n);
+        assert!(
+            worst <= delta,
+            "prior {prior:?} n={n} ε={eps}: worst δ {worst:e} > {delta:e}"
+        );
+    }
+}
+
+#[test]
+fn hellinger_sampler_matches_exact_distribution() {
+    // Hierarchical sampler vs the enumerated output distribution; bins with expected count
+    // < 5 are pooled (chi-square validity).
+    for (prior, eps, delta, counts, seed) in [
+        (vec![1.0, 2.0, 1.0], 2.0, 1e-3, vec![4u64, 10, 6], 13u64),
+        (vec![1.0, 1.0, 1.0], 0.8, 1e-8, vec![30, 45, 75], 14),
+        (vec![1.0, 1.0], 0.8, 1e-8, vec![100, 900], 15),
+    ] {
+        sampler_case(prior, eps, delta, &counts, seed);
+    }
+}
+
+fn sampler_case(prior: Vec<f64>, eps: f64, delta: f64, counts: &[u64], seed: u64) {
+    let model = DirichletMultinomial::new(prior).unwrap();
+    let mech = HellingerMechanism::new(model, eps, delta).unwrap();
+    let dist = mech.output_distribution(counts).unwrap();
+    let total: f64 = dist.iter().map(|(_, p)| p).sum();
+    assert!((total - 1.0).abs() < 1e-12);
+    let prepared = mech.prepare(counts).unwrap();
+    let expected_error: f64 = dist
+        .iter()
+        .map(|(r, p)| {
+            p * hellinger_dirichlet(
+                &mech.model().posterior(counts).unwrap(),
+                &mech.model().posterior(r).unwrap(),
+            )
+            .unwrap()
+        })
+        .sum();
+    assert!((prepared.expected_error() - expected_error).abs() < 1e-12);
+    let draws = 60_000;
+    let index: std::collections::HashMap<Vec<u64>, usize> = dist
+        .iter()
+        .enumerate()
+        .map(|(i, (r, _))| (r.clone(), i))
+        .collect();
+    let mut hits = vec![0usize; dist.len()];
+    let mut rng = chain_rng(seed, 0);
+    for _ in 0..draws {
+        hits[index[&prepared.sample(&mut rng).counts]] += 1;
+    }
+    let mut order: Vec<usize> = (0..dist.len()).collect();
+    order.sort_by(|&a, &b| dist[b].1.total_cmp(&dist[a].1));
+    let (mut obs, mut exp) = (Vec::new(), Vec::new());
+    let (mut pool_o, mut pool_e) = (0usize, 0.0);
+    for i in order {
+        let e = dist[i].1 * draws as f64;
+        if e >= 5.0 {
+            obs.push(hits[i]);
+            exp.push(e);
+        } else {
+            pool_o += hits[i];
+            pool_e += e;
+        }
+    }
+    if pool_e >= 5.0 {
+        obs.push(pool_o);
+        exp.push(pool_e);
+    } else if let (Some(o), Some(e)) = (obs.last_mut(), exp.last_mut()) {
+        *o += pool_o;
+        *e += pool_e;
+    }
+    // chisquare wants equal sums: rescale the expected counts to the observed total.
+    let so = obs.iter().sum::<usize>() as f64;
+    let se: f64 = exp.iter().sum();
+    let exp: Vec<f64> = exp.iter().map(|e| e * so / se).collect();
+    let (stat, p) = chisquare(&obs, Some(&exp), None).unwrap();
+    assert!(p > ALPHA, "{counts:?}: chi2 bins={} stat={stat} p={p}", obs.len());
+}
+
+// ---------------------------------------------------------------- errors
+
+#[test]
+fn bad_input_errors_name_the_parameter() {
+    let model = DirichletMultinomial::beta_binomial(1.0, 1.0).unwrap();
+    let msg = |e: dp_mcmc::Error| e.to_string();
+    assert!(msg(HellingerMechanism::new(model.clone(), 0.0, 1e-8).unwrap_err()).contains("epsilon"));
+    assert!(msg(HellingerMechanism::new(model.clone(), -1.0, 1e-8).unwrap_err()).contains("epsilon"));
+    assert!(msg(HellingerMechanism::new(model.clone(), 0.8, 0.0).unwrap_err()).contains("delta"));
+    assert!(msg(HellingerMechanism::new(model.clone(), 0.8, 1.0).unwrap_err()).contains("delta"));
+    assert!(msg(LaplaceBaseline::new(model.clone(), 0.0).unwrap_err()).contains("epsilon"));
+    assert!(msg(model.beta_counts(11, 10).unwrap_err()).contains("ones"));
+    assert!(msg(model.check_counts(&[3, 4], 10).unwrap_err()).contains("counts"));
+    assert!(msg(DirichletMultinomial::beta_binomial(0.0, 1.0).unwrap_err()).contains("alpha"));
+    assert!(msg(DirichletMultinomial::beta_binomial(1.0, -1.0).unwrap_err()).contains("beta"));
+    assert!(msg(DirichletMultinomial::new(vec![1.0, f64::NAN]).unwrap_err()).contains("prior"));
+    let mech = HellingerMechanism::new(model, 0.8, 1e-8).unwrap();
+    let mut rng = chain_rng(0, 0);
+    assert!(msg(mech.release(&[0, 0], &mut rng).unwrap_err()).contains("counts"));
+    assert!(mech.release(&[1, 2, 3], &mut rng).is_err());
+    let big = mech.clone().max_candidates(100);
+    assert!(msg(big.prepare(&[100, 100]).unwrap_err()).contains("max_candidates"));
+    assert!(msg(RandomizedResponse::with_epsilon(-1.0).unwrap_err()).contains("epsilon"));
+    assert!(msg(LaplaceMechanism::new(0.0, 1.0).unwrap_err()).contains("sensitivity"));
+}
+
+// ---------------------------------------------------------------- notebook code
+
+/// The Rust of `notebooks/hellinger-mechanism.ipynb` (minus the `Chart::new` display
+/// wrappers), so that it compiles and runs at the notebook's quick sizes.
+#[test]
+fn notebook_cells_compile_and_run() -> dp_mcmc::Result<()> {
+    use dp_mcmc::frame::mechanisms as fm;
+    use dp_mcmc::plots::mechanisms as pm;
+    let quick = std::env::var("DP_MCMC_QUICK").is_ok_and(|v| v == "1");
+    let runs = if quick { 50 } else { 200 };
+
+    let rr = RandomizedResponse::fair();
+    let _rr_table = fm::randomized_response_table(&rr)?;
+
+    let small: Vec<u64> = (300..=800).step_by(100).collect();
+    let beta_small = SizeExperiment::beta_binomial(small, runs).run()?;
+    let _ = fm::error_summary(&beta_small)?;
+    let _plot = pm::error_boxes(&fm::error_samples(&beta_small)?, "n")?;
+    let _ = pm::mean_errors(&fm::error_summary(&beta_small)?, "n")?;
+    let _crossover = beta_small.crossover_n();
+
+    let large: Vec<u64> = (14_000..=20_000).step_by(2_000).collect();
+    let beta_large = SizeExperiment::beta_binomial(large, runs).run()?;
+    let _plot = pm::error_boxes(&fm::error_samples(&beta_large)?, "n")?;
+
+    let dir_sizes: Vec<u64> = if quick { vec![30, 60] } else { vec![50, 100, 200] };
+    let dir = SizeExperiment::dirichlet(dir_sizes, runs).run()?;
+    let _plot = pm::error_boxes(&fm::error_samples(&dir)?, "n")?;
+
+    let strengths = vec![1.0, 5.0, 20.0, 50.0, 100.0];
+    let prior = PriorExperiment::paper(strengths, runs).run()?;
+    let _ = fm::error_summary(&prior)?;
+    let _plot = pm::error_boxes(&fm::error_samples(&prior)?, "prior_strength")?;
+    let _cross = prior.crossover_prior();
+
+    let losses: Vec<Vec<f64>> = (0..200)
+        .map(|t| vec![if t % 2 == 0 { 0.0 } else { 1.0 }, 0.4, 0.6])
+        .collect();
+    let rwm = RandomizedWeightedMajority::private(1.0, 1e-5, losses.len())?;
+    let run = rwm.run_seeded(&losses, 7)?;
+    let _plot = pm::online_losses(&fm::online_run(&run)?)?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- measurements (ignored)
+
+/// Paper-style numbers: crossover of the exact expected errors for Beta-Binomial and the
+/// Dirichlet timing. `cargo test --release --test mechanisms -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure_crossover_and_speed() -> dp_mcmc::Result<()> {
+    let sizes: Vec<u64> = (300..=800).step_by(25).collect();
+    let res = SizeExperiment::beta_binomial(sizes, 1000).run()?;
+    for s in &res.summary {
+        println!(
+            "beta n={} exp={:.5} (mc {:.5}) lap={:.5} (mc {:.5}) S={:.5} LS={:.5}",
+            s.n,
+            s.exponential_expected,
+            s.exponential_mean,
+            s.laplace_expected.unwrap_or(f64::NAN),
+            s.laplace_mean,
+            s.smooth_sensitivity,
+            s.local_sensitivity
+        );
+    }
+    println!("beta crossover n ≈ {:?}", res.crossover_n());
+    let large = SizeExperiment::beta_binomial((14_000..=20_000).step_by(2_000).collect(), 1000)
+        .run()?;
+    for s in &large.summary {
+        println!(
+            "beta n={} exp={:.6} lap={:.6}",
+            s.n,
+            s.exponential_expected,
+            s.laplace_expected.unwrap_or(f64::NAN)
+        );
+    }
+    let prior = PriorExperiment::paper(vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0], 1000).run()?;
+    for s in &prior.summary {
+        println!(
+            "prior a={} exp={:.5} lap(mc)={:.5}",
+            s.prior_strength, s.exponential_expected, s.laplace_mean
+        );
+    }
+    println!("prior crossover a ≈ {:?}", prior.crossover_prior());
+    let dir_sizes: Vec<u64> = std::env::var("DIR_SIZES")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| vec![100, 200, 400, 800]);
+    for n in dir_sizes {
+        let t = std::time::Instant::now();
+        let res = SizeExperiment::dirichlet(vec![n], 1000).run()?;
+        let s = res.summary[0];
+        println!(
+            "dirichlet k=3 n={n} exp={:.5} lap(mc)={:.5} time {:.2}s",
+            s.exponential_expected,
+            s.laplace_mean,
+            t.elapsed().as_secs_f64()
+        );
+    }
+    for (k, n) in [(4usize, 100u64), (4, 200), (5, 50)] {
+        let t = std::time::Instant::now();
+        let model = DirichletMultinomial::balanced(k, 1.0)?;
+        let counts = model.counts_from_proportions(&vec![1.0 / k as f64; k], n)?;
+        let p = HellingerMechanism::new(model, 0.8, 1e-8)?.prepare(&counts)?;
+        println!(
+            "dirichlet k={k} n={n} exp={:.5} time {:.2}s",
+            p.expected_error(),
+            t.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
