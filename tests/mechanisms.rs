@@ -3,7 +3,9 @@
 //! of the Hellinger mechanism on small data sets.
 
 use dp_mcmc::mechanisms::exponential::ExponentialMechanism;
-use dp_mcmc::mechanisms::hellinger::smooth_sensitivity::{SensitivityTables, gamma_for};
+use dp_mcmc::mechanisms::hellinger::smooth_sensitivity::{
+    SensitivityScope, SensitivityTables, gamma_for,
+};
 use dp_mcmc::mechanisms::hellinger::{
     DirichletMultinomial, HellingerMechanism, LaplaceBaseline, PriorExperiment, SizeExperiment,
     for_each_candidate, hellinger_beta, hellinger_dirichlet,
@@ -322,33 +324,45 @@ fn smooth_sensitivity_pruning_exact_at_paper_sizes() {
 
 // ---------------------------------------------------------------- exact privacy check
 
-/// max over all pairs of neighbouring data sets (x, y) of the hockey-stick divergence
-/// `Σ_r max(0, P_x(r) − e^ε P_y(r))`, which is `max_S P_x(S) − e^ε P_y(S)`.
-fn worst_delta(mech: &HellingerMechanism, n: u64) -> f64 {
-    let k = mech.model().k();
+/// Exact output distributions of `mech` on every data set of size `n`.
+fn all_distributions(
+    mech: &HellingerMechanism,
+    n: u64,
+) -> (Vec<Vec<u64>>, std::collections::HashMap<Vec<u64>, Vec<f64>>) {
     let mut data = Vec::new();
-    for_each_candidate(n, k, |x| data.push(x.to_vec()));
-    let dists: std::collections::HashMap<Vec<u64>, Vec<f64>> = data
+    for_each_candidate(n, mech.model().k(), |x| data.push(x.to_vec()));
+    let dists = data
         .iter()
         .map(|x| {
             let d = mech.output_distribution(x).unwrap();
             (x.clone(), d.into_iter().map(|(_, p)| p).collect())
         })
         .collect();
-    let e = mech.epsilon().exp();
-    let mut worst: f64 = 0.0;
+    (data, dists)
+}
+
+/// Max over all ordered pairs of neighbouring data sets (x, y) of the hockey-stick divergence
+/// `Σ_r max(0, P_x(r) − e^ε P_y(r))`, which equals `max_S P_x(S) − e^ε P_y(S)`; and the
+/// largest log-ratio `ln P_x(r)/P_y(r)` (the δ = 0 privacy loss).
+fn worst_delta_and_loss(mech: &HellingerMechanism, n: u64, eps: f64) -> (f64, f64) {
+    let (data, dists) = all_distributions(mech, n);
+    let e = eps.exp();
+    let (mut worst, mut loss) = (0.0f64, 0.0f64);
     for x in &data {
         for y in neighbours(x) {
             let (px, py) = (&dists[x], &dists[&y]);
-            let d: f64 = px
-                .iter()
-                .zip(py)
-                .map(|(a, b)| (a - e * b).max(0.0))
-                .sum();
+            let d: f64 = px.iter().zip(py).map(|(a, b)| (a - e * b).max(0.0)).sum();
             worst = worst.max(d);
+            for (a, b) in px.iter().zip(py) {
+                loss = loss.max((a / b).ln());
+            }
         }
     }
-    worst
+    (worst, loss)
+}
+
+fn worst_delta(mech: &HellingerMechanism, n: u64) -> f64 {
+    worst_delta_and_loss(mech, n, mech.epsilon()).0
 }
 
 #[test]
@@ -363,11 +377,20 @@ fn hellinger_mechanism_exact_epsilon_delta_on_small_n() {
     ] {
         let model = DirichletMultinomial::new(prior.clone()).unwrap();
         let mech = HellingerMechanism::new(model, eps, delta).unwrap();
-        let worst = worst_delta(&mech, n);
+        let (worst, loss) = worst_delta_and_loss(&mech, n, eps);
         assert!(
             worst <= delta,
             "prior {prior:?} n={n} ε={eps}: worst δ {worst:e} > {delta:e}"
         );
+        // The check has power: at a quarter of the realised privacy loss the same data
+        // violate the inequality with δ = 1e-6 (or the test's δ, if smaller).
+        let (weak, _) = worst_delta_and_loss(&mech, n, loss / 4.0);
+        assert!(
+            weak > delta.min(1e-6),
+            "prior {prior:?} n={n}: no violation at ε = {}",
+            loss / 4.0
+        );
+        assert!(loss > 0.0 && loss.is_finite());
     }
 }
 
@@ -534,6 +557,36 @@ fn measure_crossover_and_speed() -> dp_mcmc::Result<()> {
         );
     }
     println!("beta crossover n ≈ {:?}", res.crossover_n());
+    let wide = SizeExperiment::beta_binomial((800..=14_000).step_by(200).collect(), 10).run()?;
+    println!("beta crossover (800..14000, exact expectations) n ≈ {:?}", wide.crossover_n());
+    let mut paper = SizeExperiment::beta_binomial((100..=1500).step_by(25).collect(), 1000);
+    paper.scope = SensitivityScope::PaperNeighbours;
+    let paper = paper.run()?;
+    for s in paper.summary.iter().step_by(4) {
+        println!(
+            "paper-scope n={} exp={:.5} lap={:.5} S={:.5}",
+            s.n,
+            s.exponential_expected,
+            s.laplace_expected.unwrap_or(f64::NAN),
+            s.smooth_sensitivity
+        );
+    }
+    println!("beta crossover, paper's neighbours-only S: n ≈ {:?}", paper.crossover_n());
+    for (prior, n, eps, delta) in [
+        (vec![1.0, 1.0], 10u64, 0.8, 1e-8),
+        (vec![1.0, 1.0], 60, 0.8, 1e-8),
+        (vec![1.0, 1.0], 300, 0.8, 1e-8),
+        (vec![1.0, 1.0, 1.0], 10, 0.8, 1e-8),
+    ] {
+        let model = DirichletMultinomial::new(prior.clone())?;
+        let full = HellingerMechanism::new(model.clone(), eps, delta)?;
+        let lit = full.clone().sensitivity_scope(SensitivityScope::PaperNeighbours);
+        let (wf, lf) = worst_delta_and_loss(&full, n, eps);
+        let (wl, ll) = worst_delta_and_loss(&lit, n, eps);
+        println!(
+            "eps={eps} delta={delta:e} prior {prior:?} n={n}: all-data-sets worst delta {wf:e} max loss {lf:.4}; paper-neighbours worst delta {wl:e} max loss {ll:.4}"
+        );
+    }
     let large = SizeExperiment::beta_binomial((14_000..=20_000).step_by(2_000).collect(), 1000)
         .run()?;
     for s in &large.summary {

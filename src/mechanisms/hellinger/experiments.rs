@@ -9,6 +9,7 @@ use crate::error::{Error, Result, check};
 use crate::mechanisms::hellinger::laplace_baseline::LaplaceBaseline;
 use crate::mechanisms::hellinger::mechanism::HellingerMechanism;
 use crate::mechanisms::hellinger::model::DirichletMultinomial;
+use crate::mechanisms::hellinger::smooth_sensitivity::SensitivityScope;
 use crate::rng::chain_rng;
 
 /// Which mechanism produced an error sample.
@@ -126,6 +127,8 @@ pub struct SizeExperiment {
     pub runs: usize,
     /// Seed.
     pub seed: u64,
+    /// Data sets the smooth sensitivity ranges over (default: all, as Theorem 4.1 needs).
+    pub scope: SensitivityScope,
 }
 
 impl SizeExperiment {
@@ -150,6 +153,7 @@ impl SizeExperiment {
             delta: 1e-8,
             runs,
             seed: 2018,
+            scope: SensitivityScope::AllDataSets,
         }
     }
 
@@ -190,6 +194,7 @@ impl SizeExperiment {
                 self.delta,
                 self.runs,
                 self.seed,
+                self.scope,
                 s as u64,
                 &mut out,
             )?;
@@ -213,6 +218,8 @@ pub struct PriorExperiment {
     pub runs: usize,
     /// Seed.
     pub seed: u64,
+    /// Data sets the smooth sensitivity ranges over (default: all, as Theorem 4.1 needs).
+    pub scope: SensitivityScope,
 }
 
 impl PriorExperiment {
@@ -234,6 +241,7 @@ impl PriorExperiment {
             delta: 1e-8,
             runs,
             seed: 2018,
+            scope: SensitivityScope::AllDataSets,
         }
     }
 
@@ -253,6 +261,7 @@ impl PriorExperiment {
                 self.delta,
                 self.runs,
                 self.seed,
+                self.scope,
                 s as u64,
                 &mut out,
             )?;
@@ -269,6 +278,7 @@ fn run_setting(
     delta: f64,
     runs: usize,
     seed: u64,
+    scope: SensitivityScope,
     setting: u64,
     out: &mut ExperimentResult,
 ) -> Result<()> {
@@ -276,7 +286,7 @@ fn run_setting(
     if n == 0 {
         return Err(Error::invalid("sizes", n, "every data size must be >= 1"));
     }
-    let exp = HellingerMechanism::new(model.clone(), epsilon, delta)?;
+    let exp = HellingerMechanism::new(model.clone(), epsilon, delta)?.sensitivity_scope(scope);
     let lap = LaplaceBaseline::new(model.clone(), epsilon)?;
     let prepared = exp.prepare(counts)?;
     let strength = model.prior()[0];

@@ -20,7 +20,9 @@ use crate::error::{Error, Result, check};
 use crate::mechanisms::hellinger::candidates::{candidate_count, for_each_candidate};
 use crate::mechanisms::hellinger::distance::hellinger_from_log_affinity;
 use crate::mechanisms::hellinger::model::DirichletMultinomial;
-use crate::mechanisms::hellinger::smooth_sensitivity::{SensitivityTables, gamma_for};
+use crate::mechanisms::hellinger::smooth_sensitivity::{
+    SensitivityScope, SensitivityTables, gamma_for,
+};
 
 /// Default cap on the number of candidate posteriors (about a minute of work in release).
 pub const DEFAULT_MAX_CANDIDATES: u128 = 20_000_000_000;
@@ -40,6 +42,7 @@ pub struct HellingerMechanism {
     epsilon: f64,
     delta: f64,
     max_candidates: u128,
+    scope: SensitivityScope,
 }
 
 /// One released posterior.
@@ -94,6 +97,7 @@ impl HellingerMechanism {
             epsilon,
             delta,
             max_candidates: DEFAULT_MAX_CANDIDATES,
+            scope: SensitivityScope::AllDataSets,
         })
     }
 
@@ -102,6 +106,14 @@ impl HellingerMechanism {
     #[must_use]
     pub fn max_candidates(mut self, max: u128) -> Self {
         self.max_candidates = max;
+        self
+    }
+
+    /// Choose the data sets the smooth sensitivity ranges over; the default
+    /// [`SensitivityScope::AllDataSets`] is the one Theorem 4.1 covers.
+    #[must_use]
+    pub fn sensitivity_scope(mut self, scope: SensitivityScope) -> Self {
+        self.scope = scope;
         self
     }
 
@@ -163,7 +175,7 @@ impl HellingerMechanism {
         let gamma = self.gamma(n)?;
         let tables = SensitivityTables::new(&self.model, n)?;
         let local = tables.local(counts)?;
-        let smooth = tables.smooth(counts, gamma)?;
+        let smooth = tables.smooth_with(counts, gamma, self.scope)?;
         let n_us = n as usize;
         let k = self.model.k();
         let mut table = vec![0.0; k * (n_us + 1)];

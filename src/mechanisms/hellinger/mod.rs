@@ -57,4 +57,4 @@ pub use experiments::{
 pub use laplace_baseline::{LaplaceBaseline, LaplaceRelease, project_to_simplex};
 pub use mechanism::{HellingerMechanism, PreparedRelease, Release};
 pub use model::DirichletMultinomial;
-pub use smooth_sensitivity::{gamma, local_sensitivity, smooth_sensitivity};
+pub use smooth_sensitivity::{SensitivityScope, gamma, local_sensitivity, smooth_sensitivity};

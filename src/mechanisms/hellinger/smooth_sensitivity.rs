@@ -23,6 +23,20 @@ use crate::mechanisms::hellinger::candidates::ln_candidate_count;
 use crate::mechanisms::hellinger::distance::hellinger_from_log_affinity;
 use crate::mechanisms::hellinger::model::DirichletMultinomial;
 
+/// Which data sets `x'` the maximum of equation (1) ranges over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SensitivityScope {
+    /// Every data set of size n, `d` = rows changed: the smooth sensitivity of Nissim et al.,
+    /// γ-smooth, as Theorem 4.1 needs (default).
+    #[default]
+    AllDataSets,
+    /// The paper's Dirichlet wording, read literally: `x` and its neighbours only, with `d`
+    /// the histogram ℓ1 distance (2 for a neighbour). Not γ-smooth in general, so Theorem 4.1
+    /// does not cover it; offered to reproduce the paper's numbers. See the crate's report of
+    /// the exact privacy check for what it does to (ε, δ).
+    PaperNeighbours,
+}
+
 /// γ of Theorem 4.1 for a candidate set of size `|R|` given by its log:
 /// `γ = ln(1 − ε / (2 ln(δ / (2|R|)))) = ln(1 + ε / (2 ln(2|R|/δ)))`.
 ///
@@ -176,6 +190,37 @@ impl SensitivityTables {
         let mut buf = vec![0u64; counts.len()];
         self.search(counts, &mut buf, 0, self.n, 2 * radius, 0, gamma, &mut best);
         Ok(best)
+    }
+
+    /// [`SensitivityTables::smooth`] or the paper's neighbours-only variant, per `scope`.
+    ///
+    /// # Errors
+    /// As [`SensitivityTables::smooth`].
+    pub fn smooth_with(&self, counts: &[u64], gamma: f64, scope: SensitivityScope) -> Result<f64> {
+        match scope {
+            SensitivityScope::AllDataSets => self.smooth(counts, gamma),
+            SensitivityScope::PaperNeighbours => {
+                check::positive("gamma", gamma)?;
+                let mut best = self.local(counts)?;
+                let discount = (-2.0 * gamma).exp();
+                let mut y = counts.to_vec();
+                for i in 0..counts.len() {
+                    if counts[i] == 0 {
+                        continue;
+                    }
+                    for j in 0..counts.len() {
+                        if j != i {
+                            y[i] -= 1;
+                            y[j] += 1;
+                            best = best.max(self.local_unchecked(&y) * discount);
+                            y[i] += 1;
+                            y[j] -= 1;
+                        }
+                    }
+                }
+                Ok(best)
+            }
+        }
     }
 
     /// Depth-first search of count vectors within ℓ1 budget `budget` of `counts`.
