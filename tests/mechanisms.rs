@@ -33,8 +33,14 @@ fn randomized_response_exact_ratio_bounded_by_e_eps() {
             let a = rr.output_probability(true, answer);
             let b = rr.output_probability(false, answer);
             // Exact probabilities: the ratio may equal e^ε up to rounding only.
-            assert!(a / b <= bound * (1.0 + 1e-12), "p={p} q={q} answer={answer}");
-            assert!(b / a <= bound * (1.0 + 1e-12), "p={p} q={q} answer={answer}");
+            assert!(
+                a / b <= bound * (1.0 + 1e-12),
+                "p={p} q={q} answer={answer}"
+            );
+            assert!(
+                b / a <= bound * (1.0 + 1e-12),
+                "p={p} q={q} answer={answer}"
+            );
             tight |= (a / b - bound).abs() < 1e-9 || (b / a - bound).abs() < 1e-9;
         }
         assert!(tight, "ε of ({p}, {q}) is not attained");
@@ -265,7 +271,10 @@ fn local_sensitivity_equals_brute_force_definition() {
                 });
             }
             let ls = tables.local(x).unwrap();
-            assert!((ls - brute).abs() < 1e-12, "{x:?}: closed {ls} brute {brute}");
+            assert!(
+                (ls - brute).abs() < 1e-12,
+                "{x:?}: closed {ls} brute {brute}"
+            );
         });
     }
 }
@@ -295,7 +304,10 @@ fn smooth_sensitivity_bounds_and_smoothness() {
                     tables.local(y).unwrap() * (-g * d as f64).exp()
                 })
                 .fold(0.0, f64::max);
-            assert!((s - brute).abs() <= 1e-15 * brute.max(1.0), "{x:?}: {s} vs {brute}");
+            assert!(
+                (s - brute).abs() <= 1e-15 * brute.max(1.0),
+                "{x:?}: {s} vs {brute}"
+            );
             // γ-smoothness on neighbouring data: S(x) ≤ e^γ S(y).
             for y in neighbours(x) {
                 let sy = tables.smooth(&y, g).unwrap();
@@ -324,11 +336,11 @@ fn smooth_sensitivity_pruning_exact_at_paper_sizes() {
 
 // ---------------------------------------------------------------- exact privacy check
 
+/// Every data set of size n, and each one's exact output distribution.
+type AllDistributions = (Vec<Vec<u64>>, std::collections::HashMap<Vec<u64>, Vec<f64>>);
+
 /// Exact output distributions of `mech` on every data set of size `n`.
-fn all_distributions(
-    mech: &HellingerMechanism,
-    n: u64,
-) -> (Vec<Vec<u64>>, std::collections::HashMap<Vec<u64>, Vec<f64>>) {
+fn all_distributions(mech: &HellingerMechanism, n: u64) -> AllDistributions {
     let mut data = Vec::new();
     for_each_candidate(n, mech.model().k(), |x| data.push(x.to_vec()));
     let dists = data
@@ -359,10 +371,6 @@ fn worst_delta_and_loss(mech: &HellingerMechanism, n: u64, eps: f64) -> (f64, f6
         }
     }
     (worst, loss)
-}
-
-fn worst_delta(mech: &HellingerMechanism, n: u64) -> f64 {
-    worst_delta_and_loss(mech, n, mech.epsilon()).0
 }
 
 #[test]
@@ -462,7 +470,11 @@ fn sampler_case(prior: Vec<f64>, eps: f64, delta: f64, counts: &[u64], seed: u64
     let se: f64 = exp.iter().sum();
     let exp: Vec<f64> = exp.iter().map(|e| e * so / se).collect();
     let (stat, p) = chisquare(&obs, Some(&exp), None).unwrap();
-    assert!(p > ALPHA, "{counts:?}: chi2 bins={} stat={stat} p={p}", obs.len());
+    assert!(
+        p > ALPHA,
+        "{counts:?}: chi2 bins={} stat={stat} p={p}",
+        obs.len()
+    );
 }
 
 // ---------------------------------------------------------------- errors
@@ -471,8 +483,12 @@ fn sampler_case(prior: Vec<f64>, eps: f64, delta: f64, counts: &[u64], seed: u64
 fn bad_input_errors_name_the_parameter() {
     let model = DirichletMultinomial::beta_binomial(1.0, 1.0).unwrap();
     let msg = |e: dp_mcmc::Error| e.to_string();
-    assert!(msg(HellingerMechanism::new(model.clone(), 0.0, 1e-8).unwrap_err()).contains("epsilon"));
-    assert!(msg(HellingerMechanism::new(model.clone(), -1.0, 1e-8).unwrap_err()).contains("epsilon"));
+    assert!(
+        msg(HellingerMechanism::new(model.clone(), 0.0, 1e-8).unwrap_err()).contains("epsilon")
+    );
+    assert!(
+        msg(HellingerMechanism::new(model.clone(), -1.0, 1e-8).unwrap_err()).contains("epsilon")
+    );
     assert!(msg(HellingerMechanism::new(model.clone(), 0.8, 0.0).unwrap_err()).contains("delta"));
     assert!(msg(HellingerMechanism::new(model.clone(), 0.8, 1.0).unwrap_err()).contains("delta"));
     assert!(msg(LaplaceBaseline::new(model.clone(), 0.0).unwrap_err()).contains("epsilon"));
@@ -493,45 +509,98 @@ fn bad_input_errors_name_the_parameter() {
 
 // ---------------------------------------------------------------- notebook code
 
-/// The Rust of `notebooks/hellinger-mechanism.ipynb` (minus the `Chart::new` display
-/// wrappers), so that it compiles and runs at the notebook's quick sizes.
+/// The Rust of `notebooks/hellinger-mechanism.ipynb`, cell by cell (generated from the
+/// notebook; `Chart::new(plot)` replaced by binding the plot, a trailing DataFrame bound), so
+/// that everything the notebook runs compiles and runs here.
 #[test]
 fn notebook_cells_compile_and_run() -> dp_mcmc::Result<()> {
     use dp_mcmc::frame::mechanisms as fm;
+    use dp_mcmc::mechanisms::hellinger::{
+        DirichletMultinomial, HellingerMechanism, LaplaceBaseline, PriorExperiment, SizeExperiment,
+    };
+    use dp_mcmc::mechanisms::{RandomizedResponse, RandomizedWeightedMajority};
     use dp_mcmc::plots::mechanisms as pm;
-    let quick = std::env::var("DP_MCMC_QUICK").is_ok_and(|v| v == "1");
-    let runs = if quick { 50 } else { 200 };
-
+    use dp_mcmc::prelude::*;
+    let quick: bool = std::env::var("DP_MCMC_QUICK")
+        .map(|v| v == "1")
+        .unwrap_or(false);
+    let runs: usize = if quick { 50 } else { 300 };
+    println!("quick mode: {quick}, runs per setting: {runs}");
     let rr = RandomizedResponse::fair();
-    let _rr_table = fm::randomized_response_table(&rr)?;
-
-    let small: Vec<u64> = (300..=800).step_by(100).collect();
-    let beta_small = SizeExperiment::beta_binomial(small, runs).run()?;
-    let _ = fm::error_summary(&beta_small)?;
-    let _plot = pm::error_boxes(&fm::error_samples(&beta_small)?, "n")?;
-    let _ = pm::mean_errors(&fm::error_summary(&beta_small)?, "n")?;
-    let _crossover = beta_small.crossover_n();
-
-    let large: Vec<u64> = (14_000..=20_000).step_by(2_000).collect();
-    let beta_large = SizeExperiment::beta_binomial(large, runs).run()?;
-    let _plot = pm::error_boxes(&fm::error_samples(&beta_large)?, "n")?;
-
-    let dir_sizes: Vec<u64> = if quick { vec![30, 60] } else { vec![50, 100, 200] };
-    let dir = SizeExperiment::dirichlet(dir_sizes, runs).run()?;
-    let _plot = pm::error_boxes(&fm::error_samples(&dir)?, "n")?;
-
-    let strengths = vec![1.0, 5.0, 20.0, 50.0, 100.0];
-    let prior = PriorExperiment::paper(strengths, runs).run()?;
-    let _ = fm::error_summary(&prior)?;
-    let _plot = pm::error_boxes(&fm::error_samples(&prior)?, "prior_strength")?;
-    let _cross = prior.crossover_prior();
-
-    let losses: Vec<Vec<f64>> = (0..200)
+    println!("epsilon = {:.6} (ln 3 = {:.6})", rr.epsilon(), 3f64.ln());
+    let _shown: DataFrame = fm::randomized_response_table(&rr)?;
+    let model = DirichletMultinomial::beta_binomial(1.0, 1.0)?;
+    let counts = model.beta_counts(30, 300)?;
+    let mech = HellingerMechanism::new(model.clone(), 0.8, 1e-8)?;
+    let prepared = mech.prepare(&counts)?;
+    let mut rng = dp_mcmc::rng::chain_rng(1, 0);
+    let exp_release = prepared.sample(&mut rng);
+    let lap_release = LaplaceBaseline::new(model.clone(), 0.8)?.release(&counts, &mut rng)?;
+    println!(
+        "gamma = {:.5}, local sensitivity = {:.5}, smooth sensitivity = {:.5}",
+        prepared.gamma(),
+        prepared.local_sensitivity(),
+        prepared.smooth_sensitivity()
+    );
+    println!(
+        "exponential: posterior {:?}, error {:.4} (expected {:.4})",
+        exp_release.posterior,
+        exp_release.error,
+        prepared.expected_error()
+    );
+    println!(
+        "laplace:     posterior {:?}, error {:.4}",
+        lap_release.posterior, lap_release.error
+    );
+    let beta_small =
+        SizeExperiment::beta_binomial((300..=800).step_by(100).collect(), runs).run()?;
+    let _shown: DataFrame = fm::error_summary(&beta_small)?;
+    let _chart: dp_mcmc::plotly::Plot = pm::error_boxes(&fm::error_samples(&beta_small)?, "n")?;
+    let wide_sizes: Vec<u64> = if quick {
+        (500..=3000).step_by(500).collect()
+    } else {
+        (300..=3000).step_by(100).collect()
+    };
+    let beta_wide = SizeExperiment::beta_binomial(wide_sizes, 5).run()?;
+    println!(
+        "crossover (exact expectations): n ≈ {:?}  (paper: about 650)",
+        beta_wide.crossover_n()
+    );
+    let _chart: dp_mcmc::plotly::Plot = pm::mean_errors(&fm::error_summary(&beta_wide)?, "n")?;
+    let beta_large =
+        SizeExperiment::beta_binomial((14_000..=20_000).step_by(2_000).collect(), runs).run()?;
+    let _shown: DataFrame = fm::error_summary(&beta_large)?;
+    let _chart: dp_mcmc::plotly::Plot = pm::error_boxes(&fm::error_samples(&beta_large)?, "n")?;
+    let dir_sizes: Vec<u64> = if quick {
+        vec![30, 60]
+    } else {
+        vec![250, 500, 1000, 2000]
+    };
+    let dirichlet = SizeExperiment::dirichlet(dir_sizes, runs).run()?;
+    let _shown: DataFrame = fm::error_summary(&dirichlet)?;
+    let _chart: dp_mcmc::plotly::Plot = pm::error_boxes(&fm::error_samples(&dirichlet)?, "n")?;
+    let priors =
+        PriorExperiment::paper(vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0], runs).run()?;
+    println!(
+        "crossover in the prior strength: {:?}",
+        priors.crossover_prior()
+    );
+    let _shown: DataFrame = fm::error_summary(&priors)?;
+    let _chart: dp_mcmc::plotly::Plot =
+        pm::error_boxes(&fm::error_samples(&priors)?, "prior_strength")?;
+    let horizon = if quick { 200 } else { 2000 };
+    let losses: Vec<Vec<f64>> = (0..horizon)
         .map(|t| vec![if t % 2 == 0 { 0.0 } else { 1.0 }, 0.4, 0.6])
         .collect();
-    let rwm = RandomizedWeightedMajority::private(1.0, 1e-5, losses.len())?;
-    let run = rwm.run_seeded(&losses, 7)?;
-    let _plot = pm::online_losses(&fm::online_run(&run)?)?;
+    let rwm = RandomizedWeightedMajority::private(1.0, 1e-5, horizon)?;
+    let online = rwm.run_seeded(&losses, 7)?;
+    println!(
+        "eta = {:.5}, regret = {:.4}, expert losses = {:?}",
+        rwm.eta(),
+        online.regret,
+        online.expert_losses
+    );
+    let _chart: dp_mcmc::plotly::Plot = pm::online_losses(&fm::online_run(&online)?)?;
     Ok(())
 }
 
@@ -558,7 +627,10 @@ fn measure_crossover_and_speed() -> dp_mcmc::Result<()> {
     }
     println!("beta crossover n ≈ {:?}", res.crossover_n());
     let wide = SizeExperiment::beta_binomial((800..=14_000).step_by(200).collect(), 10).run()?;
-    println!("beta crossover (800..14000, exact expectations) n ≈ {:?}", wide.crossover_n());
+    println!(
+        "beta crossover (800..14000, exact expectations) n ≈ {:?}",
+        wide.crossover_n()
+    );
     let mut paper = SizeExperiment::beta_binomial((100..=1500).step_by(25).collect(), 1000);
     paper.scope = SensitivityScope::PaperNeighbours;
     let paper = paper.run()?;
@@ -571,7 +643,10 @@ fn measure_crossover_and_speed() -> dp_mcmc::Result<()> {
             s.smooth_sensitivity
         );
     }
-    println!("beta crossover, paper's neighbours-only S: n ≈ {:?}", paper.crossover_n());
+    println!(
+        "beta crossover, paper's neighbours-only S: n ≈ {:?}",
+        paper.crossover_n()
+    );
     for (prior, n, eps, delta) in [
         (vec![1.0, 1.0], 10u64, 0.8, 1e-8),
         (vec![1.0, 1.0], 60, 0.8, 1e-8),
@@ -580,15 +655,17 @@ fn measure_crossover_and_speed() -> dp_mcmc::Result<()> {
     ] {
         let model = DirichletMultinomial::new(prior.clone())?;
         let full = HellingerMechanism::new(model.clone(), eps, delta)?;
-        let lit = full.clone().sensitivity_scope(SensitivityScope::PaperNeighbours);
+        let lit = full
+            .clone()
+            .sensitivity_scope(SensitivityScope::PaperNeighbours);
         let (wf, lf) = worst_delta_and_loss(&full, n, eps);
         let (wl, ll) = worst_delta_and_loss(&lit, n, eps);
         println!(
             "eps={eps} delta={delta:e} prior {prior:?} n={n}: all-data-sets worst delta {wf:e} max loss {lf:.4}; paper-neighbours worst delta {wl:e} max loss {ll:.4}"
         );
     }
-    let large = SizeExperiment::beta_binomial((14_000..=20_000).step_by(2_000).collect(), 1000)
-        .run()?;
+    let large =
+        SizeExperiment::beta_binomial((14_000..=20_000).step_by(2_000).collect(), 1000).run()?;
     for s in &large.summary {
         println!(
             "beta n={} exp={:.6} lap={:.6}",
@@ -605,31 +682,78 @@ fn measure_crossover_and_speed() -> dp_mcmc::Result<()> {
         );
     }
     println!("prior crossover a ≈ {:?}", prior.crossover_prior());
-    let dir_sizes: Vec<u64> = std::env::var("DIR_SIZES")
-        .ok()
-        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
-        .unwrap_or_else(|| vec![100, 200, 400, 800]);
-    for n in dir_sizes {
-        let t = std::time::Instant::now();
-        let res = SizeExperiment::dirichlet(vec![n], 1000).run()?;
-        let s = res.summary[0];
+    let more = PriorExperiment::paper(vec![200.0, 500.0, 1000.0, 5000.0], 10).run()?;
+    for s in &more.summary {
         println!(
-            "dirichlet k=3 n={n} exp={:.5} lap(mc)={:.5} time {:.2}s",
-            s.exponential_expected,
-            s.laplace_mean,
-            t.elapsed().as_secs_f64()
+            "prior a={} exp={:.5} lap(mc)={:.5}",
+            s.prior_strength, s.exponential_expected, s.laplace_mean
         );
     }
-    for (k, n) in [(4usize, 100u64), (4, 200), (5, 50)] {
-        let t = std::time::Instant::now();
-        let model = DirichletMultinomial::balanced(k, 1.0)?;
-        let counts = model.counts_from_proportions(&vec![1.0 / k as f64; k], n)?;
-        let p = HellingerMechanism::new(model, 0.8, 1e-8)?.prepare(&counts)?;
+    // Figure 2 at the paper's sizes, 1000 runs each.
+    let t = std::time::Instant::now();
+    let fig2 = SizeExperiment::dirichlet((14_000..=20_000).step_by(2_000).collect(), 1000).run()?;
+    for s in &fig2.summary {
         println!(
-            "dirichlet k={k} n={n} exp={:.5} time {:.2}s",
-            p.expected_error(),
-            t.elapsed().as_secs_f64()
+            "dirichlet k=3 n={} exp={:.5} (mc {:.5}) lap(mc)={:.5} S={:.5}",
+            s.n, s.exponential_expected, s.exponential_mean, s.laplace_mean, s.smooth_sensitivity
         );
+    }
+    println!(
+        "figure 2 (4 sizes x 1000 runs x 2 mechanisms): {:.1}s",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// How far the Dirichlet-Multinomial mechanism goes in a minute: one `prepare` (smooth
+/// sensitivity + exact enumeration of C(n+k−1, k−1) candidates) plus 1000 draws, sizes growing
+/// until one call takes over 10 s; then the size a minute allows, extrapolated from the
+/// candidate count (the cost is linear in it), is run to confirm.
+/// `cargo test --release --test mechanisms -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn measure_dirichlet_speed() -> dp_mcmc::Result<()> {
+    let time_one = |k: usize, n: u64| -> dp_mcmc::Result<f64> {
+        let model = DirichletMultinomial::balanced(k, 1.0)?;
+        let props: Vec<f64> = (1..=k)
+            .map(|i| 2.0 * i as f64 / (k * (k + 1)) as f64)
+            .collect();
+        let counts = model.counts_from_proportions(&props, n)?;
+        let t = std::time::Instant::now();
+        let p = HellingerMechanism::new(model, 0.8, 1e-8)?
+            .max_candidates(u128::MAX)
+            .prepare(&counts)?;
+        let mut rng = chain_rng(0, 0);
+        let mean = (0..1000).map(|_| p.sample(&mut rng).error).sum::<f64>() / 1000.0;
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "k={k} n={n} candidates={} time {secs:.2}s expected error {:.4} (mc {mean:.4})",
+            dp_mcmc::mechanisms::hellinger::candidate_count(n, k).unwrap_or(0),
+            p.expected_error()
+        );
+        Ok(secs)
+    };
+    for (k, start) in [(3usize, 2_000u64), (4, 200), (5, 50), (6, 30)] {
+        let mut n = start;
+        let mut secs = time_one(k, n)?;
+        while secs < 10.0 {
+            n *= 2;
+            secs = time_one(k, n)?;
+        }
+        // Candidates grow like n^{k-1}: scale n to 60 s.
+        let ln_now = dp_mcmc::mechanisms::hellinger::ln_candidate_count(n, k);
+        let target = ln_now + (60.0 / secs).ln();
+        let (mut lo, mut hi) = (n, n * 8);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if dp_mcmc::mechanisms::hellinger::ln_candidate_count(mid, k) <= target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let secs60 = time_one(k, lo)?;
+        println!("k={k}: one minute allows n ≈ {lo} (measured {secs60:.1}s)");
     }
     Ok(())
 }

@@ -27,7 +27,10 @@ pub fn sample_log_weights(log_weights: &[f64], rng: &mut impl Rng) -> Result<usi
         .iter()
         .copied()
         .fold(f64::NEG_INFINITY, f64::max);
-    if log_weights.iter().any(|x| x.is_nan() || *x == f64::INFINITY) {
+    if log_weights
+        .iter()
+        .any(|x| x.is_nan() || *x == f64::INFINITY)
+    {
         return Err(Error::InvalidData(
             "log-weights contain NaN or +inf; pass finite scores (or -inf for impossible outputs)"
                 .into(),

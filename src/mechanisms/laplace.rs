@@ -83,7 +83,9 @@ mod tests {
         // 200 000 draws of Lap(2): variance 8, sd of the sample variance ≈ 8*sqrt(5/200000)
         // ≈ 0.04 (kurtosis 6); 0.3 is > 7 sd.
         let mut rng = crate::rng::chain_rng(1, 0);
-        let xs: Vec<f64> = (0..200_000).map(|_| sample_laplace(2.0, &mut rng)).collect();
+        let xs: Vec<f64> = (0..200_000)
+            .map(|_| sample_laplace(2.0, &mut rng))
+            .collect();
         let mean = xs.iter().sum::<f64>() / xs.len() as f64;
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64;
         assert!((var - 8.0).abs() < 0.3, "variance {var}");

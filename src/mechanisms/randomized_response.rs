@@ -99,7 +99,11 @@ impl RandomizedResponse {
     /// Exact `P(answer | truth)`.
     pub fn output_probability(&self, truth: bool, answer: bool) -> f64 {
         let (p, q) = (self.truth_prob, self.yes_prob);
-        let p_yes = if truth { p + (1.0 - p) * q } else { (1.0 - p) * q };
+        let p_yes = if truth {
+            p + (1.0 - p) * q
+        } else {
+            (1.0 - p) * q
+        };
         if answer { p_yes } else { 1.0 - p_yes }
     }
 
@@ -173,10 +177,6 @@ mod tests {
     fn errors_name_parameter() {
         let e = RandomizedResponse::new(0.5, 0.0).unwrap_err().to_string();
         assert!(e.contains("yes_prob"), "{e}");
-        assert!(
-            RandomizedResponse::fair()
-                .estimate_proportion(&[])
-                .is_err()
-        );
+        assert!(RandomizedResponse::fair().estimate_proportion(&[]).is_err());
     }
 }

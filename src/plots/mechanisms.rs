@@ -53,7 +53,10 @@ pub fn error_boxes(samples: &DataFrame, x: &str) -> Result<Plot> {
     let mech: Vec<Option<&str>> = (0..mech.len()).map(|i| mech.get(i)).collect();
     let mut plot = Plot::new();
     for (name, pretty) in [
-        ("exponential", "exponential mechanism (Hellinger, smooth sensitivity)"),
+        (
+            "exponential",
+            "exponential mechanism (Hellinger, smooth sensitivity)",
+        ),
         ("laplace", "Laplace baseline"),
     ] {
         let mut bx = Vec::new();
@@ -67,18 +70,16 @@ pub fn error_boxes(samples: &DataFrame, x: &str) -> Result<Plot> {
             }
         }
         if !bx.is_empty() {
-            plot.add_trace(
-                BoxPlot::new_xy(bx, by)
-                    .name(pretty)
-                    .box_mean(BoxMean::True),
-            );
+            plot.add_trace(BoxPlot::new_xy(bx, by).name(pretty).box_mean(BoxMean::True));
         }
     }
     let x_title = if x == "n" { "data size n" } else { x };
     plot.set_layout(
         Layout::new()
             .box_mode(BoxMode::Group)
-            .title(Title::with_text("Hellinger error of the released posterior"))
+            .title(Title::with_text(
+                "Hellinger error of the released posterior",
+            ))
             .x_axis(Axis::new().title(x_title).type_(AxisType::Category))
             .y_axis(Axis::new().title("Hellinger distance to the true posterior")),
     );

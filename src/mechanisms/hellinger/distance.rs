@@ -66,9 +66,7 @@ pub fn hellinger_from_log_affinity(la: f64) -> f64 {
 /// # Errors
 /// As [`log_affinity_dirichlet`].
 pub fn hellinger_dirichlet(a1: &[f64], a2: &[f64]) -> Result<f64> {
-    Ok(hellinger_from_log_affinity(log_affinity_dirichlet(
-        a1, a2,
-    )?))
+    Ok(hellinger_from_log_affinity(log_affinity_dirichlet(a1, a2)?))
 }
 
 /// Hellinger distance between `Beta(a1, b1)` and `Beta(a2, b2)` (the paper's Section 3

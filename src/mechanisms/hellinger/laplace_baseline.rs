@@ -196,7 +196,10 @@ mod tests {
         assert!(p.iter().all(|&v| v >= 0.0));
         assert_eq!(p, vec![3.0, 0.0, 7.0]);
         // Already consistent: unchanged.
-        assert_eq!(project_to_simplex(&[1.0, 2.0, 3.0], 6.0), vec![1.0, 2.0, 3.0]);
+        assert_eq!(
+            project_to_simplex(&[1.0, 2.0, 3.0], 6.0),
+            vec![1.0, 2.0, 3.0]
+        );
         // Sum below n: raised uniformly.
         assert_eq!(project_to_simplex(&[1.0, 2.0], 5.0), vec![2.0, 3.0]);
     }

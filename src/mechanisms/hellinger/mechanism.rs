@@ -343,7 +343,11 @@ impl PreparedRelease {
             .group_prefix
             .partition_point(|&c| c <= target)
             .min(self.n);
-        let before = if g == 0 { 0.0 } else { self.group_prefix[g - 1] };
+        let before = if g == 0 {
+            0.0
+        } else {
+            self.group_prefix[g - 1]
+        };
         let mut out = vec![0u64; self.counts.len()];
         out[0] = g as u64;
         self.descend(1, self.n - g, self.f(0, g), target - before, &mut out);
