@@ -286,6 +286,7 @@ fn smooth_sensitivity_bounds_and_smoothness() {
         (vec![1.0, 1.0], 40, 2.0, 0.1),
         (vec![1.0, 1.0, 1.0], 12, 0.8, 1e-8),
         (vec![0.5, 2.0, 1.0], 10, 3.0, 0.2),
+        (vec![1.0, 0.5, 2.0, 1.0], 8, 1.0, 1e-3),
     ] {
         let model = DirichletMultinomial::new(prior).unwrap();
         let g = gamma_for(eps, delta, n, model.k()).unwrap();
@@ -706,9 +707,10 @@ fn measure_crossover_and_speed() -> dp_mcmc::Result<()> {
 }
 
 /// How far the Dirichlet-Multinomial mechanism goes in a minute: one `prepare` (smooth
-/// sensitivity + exact enumeration of C(n+k−1, k−1) candidates) plus 1000 draws, sizes growing
-/// until one call takes over 10 s; then the size a minute allows, extrapolated from the
-/// candidate count (the cost is linear in it), is run to confirm.
+/// sensitivity + exact enumeration of C(n+k−1, k−1) candidates) plus draws (1000 for k = 3;
+/// 10 for k ≥ 4, where one draw re-walks a group of about |R|(k−1)/n candidates), sizes
+/// growing ×4 in candidates until one call takes over 10 s; then the size a minute allows,
+/// extrapolated from the candidate count (the cost is linear in it), is run to confirm.
 /// `cargo test --release --test mechanisms -- --ignored --nocapture`.
 #[test]
 #[ignore]
@@ -724,7 +726,8 @@ fn measure_dirichlet_speed() -> dp_mcmc::Result<()> {
             .max_candidates(u128::MAX)
             .prepare(&counts)?;
         let mut rng = chain_rng(0, 0);
-        let mean = (0..1000).map(|_| p.sample(&mut rng).error).sum::<f64>() / 1000.0;
+        let draws = if k == 3 { 1000 } else { 10 };
+        let mean = (0..draws).map(|_| p.sample(&mut rng).error).sum::<f64>() / draws as f64;
         let secs = t.elapsed().as_secs_f64();
         println!(
             "k={k} n={n} candidates={} time {secs:.2}s expected error {:.4} (mc {mean:.4})",
@@ -736,14 +739,15 @@ fn measure_dirichlet_speed() -> dp_mcmc::Result<()> {
     for (k, start) in [(3usize, 2_000u64), (4, 200), (5, 50), (6, 30)] {
         let mut n = start;
         let mut secs = time_one(k, n)?;
+        let grow = 4f64.powf(1.0 / (k - 1) as f64);
         while secs < 10.0 {
-            n *= 2;
+            n = ((n as f64 * grow).ceil() as u64).max(n + 1);
             secs = time_one(k, n)?;
         }
         // Candidates grow like n^{k-1}: scale n to 60 s.
         let ln_now = dp_mcmc::mechanisms::hellinger::ln_candidate_count(n, k);
         let target = ln_now + (60.0 / secs).ln();
-        let (mut lo, mut hi) = (n, n * 8);
+        let (mut lo, mut hi) = (n / 8, n * 8);
         while hi - lo > 1 {
             let mid = (lo + hi) / 2;
             if dp_mcmc::mechanisms::hellinger::ln_candidate_count(mid, k) <= target {
