@@ -11,6 +11,11 @@
 //! summed on its own), and a draw picks a group by its prefix sums, then walks that group only.
 //! The weights need no log-sum-exp: the true posterior is a candidate with score 0, every
 //! score is `≤ 0`, so the total lies in `[1, |R|]`.
+//!
+//! Measured (release, 2 cores): about 18 ns per candidate; one minute covers k = 3 up to
+//! n ≈ 75 000 (2.9·10⁹ candidates) and k = 4 up to n ≈ 2 900. A draw after `prepare` walks one
+//! group, `O(n)` candidates for k = 3 but `O(|R| k / n)` for k ≥ 4, so many draws at large k
+//! cost a fraction of a `prepare` each.
 
 use rand::{Rng, RngExt};
 use rayon::prelude::*;
