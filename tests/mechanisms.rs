@@ -271,8 +271,9 @@ fn local_sensitivity_equals_brute_force_definition() {
                 });
             }
             let ls = tables.local(x).unwrap();
+            // Closed form rounded up by its float-error bound: never below, barely above.
             assert!(
-                (ls - brute).abs() < 1e-12,
+                ls >= brute - 1e-14 && ls - brute < 1e-10,
                 "{x:?}: closed {ls} brute {brute}"
             );
         });
