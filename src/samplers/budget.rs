@@ -122,8 +122,9 @@ impl Scheme {
             leapfrog_steps,
             gradient: Gradient::Reuse,
         } = *self
+            && copies > 1
         {
-            if copies > 1 {
+            {
                 let rho = zcdp_rho_budget(eps, delta)?;
                 let fits = |k: usize| -> Result<bool> {
                     let mu = Self::hmc_mu(

@@ -80,11 +80,11 @@ fn assert_invariant(run: &Run, mean: &[f64], var: f64) {
     let d = mean.len();
     let m = run.chains.len();
     let sd = var.sqrt();
-    for c in 0..d {
+    for (c, &mu) in mean.iter().enumerate() {
         let mut z: Vec<f64> = run
             .chains
             .iter()
-            .map(|ch| (ch.draws[ch.draws.len() - d + c] - mean[c]) / sd)
+            .map(|ch| (ch.draws[ch.draws.len() - d + c] - mu) / sd)
             .collect();
         let zbar = z.iter().sum::<f64>() / m as f64;
         assert!(
