@@ -1,4 +1,4 @@
-//! Statistical sanity on the thesis experiments at ε = 4 (seeded, few chains): the samplers
+//! Sampler integration tests: the `sample` CLI, and statistical sanity on the thesis experiments at ε = 4 (seeded, few chains): the samplers
 //! reach MMDs inside the spread of the thesis' Figure 6.3 boxes (spec §10.5 reads the medians
 //! off the figure: easy-2d DP penalty 0.37 → 0.12 and DP HMC 0.48 → 0.17 over ε = 1 → 6;
 //! tempered-2d minibatch 0.51 → 0.32, DP Barker 0.40 → 0.22) and the clip fractions the
@@ -87,4 +87,60 @@ fn tempered_2d_minibatch_and_barker_at_epsilon_4() {
     let m = run(Experiment::TemperedBanana2d, SamplerKind::DpBarker, 4, 4);
     assert!(m.iter().all(|c| c.iterations == 1687));
     check("tempered-2d DP Barker", &m, 0.6, (0.6, 0.9));
+}
+
+#[test]
+fn cli_sample_prints_the_thesis_metrics() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dp-mcmc"))
+        .args([
+            "sample",
+            "--experiment",
+            "easy-2d",
+            "--algorithm",
+            "dp-penalty-gwmh",
+            "--epsilon",
+            "1",
+        ])
+        .args(["--chains", "2", "--seed", "3", "--per-chain-budget"])
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // spec §10.2: easy-2d dppa at ε = 1 gets 56 iterations (Theorem 6).
+    assert_eq!(v["iterations"], serde_json::json!([56, 56]));
+    for key in [
+        "acceptance",
+        "clip_fraction",
+        "grad_clip_fraction",
+        "mmd",
+        "mean_error",
+    ] {
+        assert_eq!(v[key].as_array().map(Vec::len), Some(2), "{key}");
+    }
+    assert!(v["grad_clip_fraction"][0].is_null());
+    assert_eq!(v["epsilon"], 1.0);
+    assert!(v["wall_seconds"].as_f64().unwrap() >= 0.0);
+
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_dp-mcmc"))
+        .args([
+            "sample",
+            "--experiment",
+            "easy-2d",
+            "--algorithm",
+            "dp-hmc",
+            "--epsilon",
+            "4",
+            "--tau",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&bad.stderr);
+    assert!(msg.contains("tau") && msg.lines().count() == 1, "{msg}");
 }
