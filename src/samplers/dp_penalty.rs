@@ -120,7 +120,7 @@ impl Kernel for DpPenaltyKernel {
         let bound = self.clip_bound * delta;
         let sums = s
             .cache
-            .clipped_ratio_sum(model, &s.theta, &s.proposal_buf, bound);
+            .clipped_ratio_sum::<false, _>(model, &s.theta, &s.proposal_buf, bound);
         let t = model.tempering();
         let lp_new = model.log_prior(&s.proposal_buf);
         let log_alpha = match self.lattice {

@@ -64,6 +64,9 @@ pub struct MinibatchPenalty {
     /// Gaussian is at most the continuous one, CKS20).
     #[serde(default)]
     pub noise: Noise,
+    /// Finite-population correction of the batch variance (default `false`, as the thesis).
+    #[serde(default)]
+    pub finite_population_correction: bool,
     /// Run settings.
     pub run: RunSettings,
 }
@@ -79,6 +82,7 @@ impl Default for MinibatchPenalty {
             accountant: Method::Fourier,
             thesis_compatible: false,
             noise: Noise::Gaussian,
+            finite_population_correction: false,
             run: RunSettings::default(),
         }
     }
@@ -147,17 +151,26 @@ impl MinibatchPenalty {
         self
     }
 
+    /// Multiply the batch variance by `1 − b/n` (exact for sampling without replacement).
+    #[must_use]
+    pub fn finite_population_correction(mut self, yes: bool) -> Self {
+        self.finite_population_correction = yes;
+        self
+    }
+
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<MinibatchPenaltyKernel> {
         let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
-        Ok(MinibatchPenaltyKernel::new(
+        let mut k = MinibatchPenaltyKernel::new(
             self.tau,
             self.clip_bound,
             self.batch_size,
             sd,
             self.proposal,
         )?
-        .with_lattice(self.noise.lattice()?))
+        .with_lattice(self.noise.lattice()?);
+        k.finite_population_correction = self.finite_population_correction;
+        Ok(k)
     }
 
     /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).
