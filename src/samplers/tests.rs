@@ -191,11 +191,13 @@ fn hmc_and_dp_hmc_keep_the_posterior() {
         .run(&model)
         .unwrap();
     assert_invariant(&run, &mean, var);
+    let acc = run.acceptance().iter().sum::<f64>() / CHAINS as f64;
+    assert!(acc > 0.5, "HMC acceptance {acc}");
     // DP HMC with fresh gradients and no binding clip is exact: the noisy gradient only changes
     // the proposal (symmetric given fresh noise), the penalty test corrects the ratio noise.
     let run = DpHmc::builder()
-        .tau_l(0.05)
-        .tau_g(0.5)
+        .tau_l(0.005)
+        .tau_g(0.001)
         .clip_bound(20.0)
         .grad_clip_bound(20.0)
         .step_size(eta)
@@ -207,6 +209,11 @@ fn hmc_and_dp_hmc_keep_the_posterior() {
         .run(&model)
         .unwrap();
     assert_invariant(&run, &mean, var);
+    // The test must move the chains: with τ_l = 0.005 the ratio noise sd is ≈ 0.005·√500·40Δ
+    // ≈ 0.3 at Δ ≈ 0.07, and τ_g = 0.001 gives gradient noise sd 2τ_g√n·b_g ≈ 0.9 against
+    // gradients of size ≈ √n, so most proposals are accepted.
+    let acc = run.acceptance().iter().sum::<f64>() / CHAINS as f64;
+    assert!(acc > 0.3, "DP HMC acceptance {acc}");
 }
 
 #[test]
