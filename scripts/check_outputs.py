@@ -7,7 +7,7 @@ A notebook passes when
   * it exists and every code cell was executed (a run that died leaves cells unexecuted),
   * no output is an error, and no stream output carries a Rust compile error,
   * at least one output is an HTML table (text/html containing "<table"),
-  * if it shows charts (application/vnd.plotly.v1+json outputs): plotly.js is inlined in an
+  * if it shows charts (application/vnd.plotly.v1+json outputs): plotly.js is inlined in exactly one
     HTML output (no CDN), and every chart has a title, a title on each axis its traces use,
     and a legend (named traces shown in the legend).
 Prints one line per notebook and ends with "N passed, N failed"; exits 1 on any failure.
@@ -70,7 +70,7 @@ def check_notebook(path):
         return [f"cannot read: {e}"], {}
     problems = []
     tables = charts = 0
-    js_inlined = False
+    js_inlined = 0
     for i, cell in enumerate(nb.get("cells", [])):
         if cell.get("cell_type") != "code":
             continue
@@ -91,7 +91,7 @@ def check_notebook(path):
             if "<table" in html:
                 tables += 1
             if PLOTLY_JS_MARKER in html:
-                js_inlined = True
+                js_inlined += 1
             if PLOTLY_MIME in data:
                 charts += 1
                 fig = data[PLOTLY_MIME]
@@ -104,6 +104,8 @@ def check_notebook(path):
         problems.append("no HTML table output")
     if charts and not js_inlined:
         problems.append("charts shown but plotly.js is not inlined in any HTML output")
+    if js_inlined > 1:
+        problems.append(f"plotly.js inlined {js_inlined} times (once per kernel session expected)")
     return problems, {"tables": tables, "charts": charts}
 
 

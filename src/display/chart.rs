@@ -1,17 +1,37 @@
 //! [`Chart`]: a `plotly::Plot` that renders offline in evcxr notebooks and as standalone HTML.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use plotly::Plot;
 
-/// Set once plotly.js has been sent to the notebook in this kernel session.
+/// Set once plotly.js has been sent to the notebook by this copy of the crate.
 static PLOTLY_JS_SENT: AtomicBool = AtomicBool::new(false);
+
+/// A marker file for "plotly.js already sent" that every cell of a kernel session sees.
+///
+/// evcxr links dependencies statically into each cell's library by default, so every cell
+/// has its own copy of [`PLOTLY_JS_SENT`]; the session-wide state therefore lives in a file
+/// named after the kernel process: its id and, on Linux, its start time (so that a reused
+/// process id does not inherit the marker).
+fn session_marker() -> PathBuf {
+    let start = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|stat| {
+            // Field 22 (starttime); fields after the `)` of the command name start at 3.
+            let (_, rest) = stat.rsplit_once(')')?;
+            rest.split_whitespace().nth(19).map(str::to_string)
+        })
+        .unwrap_or_default();
+    std::env::temp_dir().join(format!("dp-mcmc-plotly-js-{}-{start}", std::process::id()))
+}
 
 /// Makes the next displayed [`Chart`] inline plotly.js again (call it after clearing the
 /// notebook's outputs, since the cell that carried plotly.js is then gone).
 pub fn reset_plotly_js() {
     PLOTLY_JS_SENT.store(false, Ordering::SeqCst);
+    // A missing marker is the state we want.
+    let _ = std::fs::remove_file(session_marker());
 }
 
 /// The `<script>` tag with plotly.js from plotly's embedded offline sources. MathJax, which
@@ -94,13 +114,16 @@ impl Chart {
         crate::plots::write_html(&self.plot, path)
     }
 
-    /// The notebook HTML fragment: plotly.js first if `js_sent` was false (and sets it),
-    /// then the inline plot.
-    fn notebook_html_with(&self, js_sent: &AtomicBool) -> String {
+    /// The notebook HTML fragment: plotly.js first unless `js_sent` is set or `marker`
+    /// exists (then both are set), followed by the inline plot.
+    fn notebook_html_with(&self, js_sent: &AtomicBool, marker: &Path) -> String {
         let inline = self.to_inline_html();
-        if js_sent.swap(true, Ordering::SeqCst) {
+        let already = js_sent.swap(true, Ordering::SeqCst) || marker.exists();
+        if already {
             inline
         } else {
+            // Without the marker the next cell inlines plotly.js again: larger, still correct.
+            let _ = std::fs::write(marker, b"");
             format!("{}\n{inline}", plotly_js_script())
         }
     }
@@ -108,7 +131,7 @@ impl Chart {
     /// The notebook HTML fragment, inlining plotly.js if no chart has been shown yet in this
     /// kernel session.
     pub fn notebook_html(&self) -> String {
-        self.notebook_html_with(&PLOTLY_JS_SENT)
+        self.notebook_html_with(&PLOTLY_JS_SENT, &session_marker())
     }
 
     /// Prints `text/html` and `application/vnd.plotly.v1+json` in evcxr's protocol (called by
@@ -149,12 +172,20 @@ mod tests {
         html.contains("plotly.js v")
     }
 
+    fn temp_marker(tag: &str) -> PathBuf {
+        let path =
+            std::env::temp_dir().join(format!("dp-mcmc-test-marker-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        path
+    }
+
     #[test]
     fn plotly_js_is_inlined_once_per_session() {
         let sent = AtomicBool::new(false);
+        let marker = temp_marker("once");
         let c = chart();
-        let first = c.notebook_html_with(&sent);
-        let second = c.notebook_html_with(&sent);
+        let first = c.notebook_html_with(&sent, &marker);
+        let second = c.notebook_html_with(&sent, &marker);
         assert!(has_plotly_js(&first));
         assert_eq!(first.matches("plotly.js v").count(), 1);
         assert!(!has_plotly_js(&second));
@@ -167,6 +198,40 @@ mod tests {
         );
         assert!(first.len() > 1_000_000, "plotly.min.js is several MB");
         assert!(second.len() < 10_000);
+        std::fs::remove_file(&marker).unwrap();
+    }
+
+    #[test]
+    fn the_marker_is_shared_by_copies_of_the_flag() {
+        // Each evcxr cell has its own copy of the static flag; the marker file is shared.
+        let marker = temp_marker("shared");
+        let c = chart();
+        let first = c.notebook_html_with(&AtomicBool::new(false), &marker);
+        let other_cell = c.notebook_html_with(&AtomicBool::new(false), &marker);
+        assert!(has_plotly_js(&first));
+        assert!(!has_plotly_js(&other_cell));
+        std::fs::remove_file(&marker).unwrap();
+        let after_reset = c.notebook_html_with(&AtomicBool::new(false), &marker);
+        assert!(has_plotly_js(&after_reset));
+        std::fs::remove_file(&marker).unwrap();
+    }
+
+    #[test]
+    fn session_marker_names_this_process() {
+        let name = session_marker()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let pid = std::process::id().to_string();
+        assert!(
+            name.starts_with(&format!("dp-mcmc-plotly-js-{pid}-")),
+            "{name}"
+        );
+        if cfg!(target_os = "linux") {
+            let start = name.rsplit('-').next().unwrap();
+            assert!(start.parse::<u64>().is_ok(), "start time missing: {name}");
+        }
     }
 
     #[test]
