@@ -1,2 +1,51 @@
 //! Privacy accountants: zCDP, RDP (incl. subsampled RDP), the tight Gaussian PLD bound, the
 //! Fourier accountant, and Algorithm 2 (maximum number of iterations).
+//!
+//! Every mechanism is a *sensitivity-normalised* Gaussian: `noise_multiplier` (σ) is the noise
+//! std ÷ the l2 sensitivity under the relation in force (see [`PrivacyEvent`] for the
+//! substitute-relation convention and the Fourier accountant's factor-2 trap).
+//!
+//! | what | theorem (thesis) | API |
+//! |---|---|---|
+//! | zCDP → (ε, δ), ρ budget | Thm 1, Thm 5, Thm 11 | [`Zcdp`], [`zcdp_rho_budget`] |
+//! | Gaussian RDP → (ε, δ) over integer orders | Thm 1, Thm 4 | [`Rdp`], [`gaussian_rdp`] |
+//! | tight Gaussian PLD δ(ε), ε(δ) | Thm 4, 6, 12 | [`pld_delta`], [`pld_epsilon`], [`Pld`] |
+//! | subsampled RDP without replacement | Thm 7/8 (WBK19 Thm 9) | [`wor_subsampled_gaussian_rdp`] |
+//! | Poisson-subsampled RDP | Mironov–Talwar–Zhang 2019 | [`poisson_subsampled_gaussian_rdp`] |
+//! | DP Barker per-step RDP | Thm 7 (`rd_approx`) | [`BarkerRdp`], [`barker_rd_approx`] |
+//! | Fourier accountant | Koskela et al. 2020 | [`Fourier`], [`fourier::FourierAccountant`] |
+//! | iterations for (ε, δ) | Alg. 2, Thm 5–8, 11, 12 | [`MaxIterations`], [`algorithm2`] |
+//!
+//! Where the thesis code is optimistic (the minibatch RDP sum stopping at `j = α−1`) the corrected
+//! computation is the default and the thesis-code one an explicit option
+//! (`.thesis_compatible(true)`, [`WorBound::ThesisCode`]). All rounding is pessimistic.
+
+mod accountant;
+mod accountants;
+mod algorithm2;
+mod barker;
+mod event;
+pub mod fourier;
+mod fourier_events;
+mod gaussian;
+mod iterations;
+mod rdp;
+mod special;
+mod zcdp;
+
+pub use accountant::Accountant;
+pub use accountants::{Pld, Rdp, Zcdp};
+pub use algorithm2::algorithm2;
+pub use barker::{BarkerRdp, barker_rd_approx};
+pub use event::PrivacyEvent;
+pub use fourier_events::Fourier;
+pub use gaussian::{gaussian_mu, pld_delta, pld_epsilon};
+pub use iterations::{
+    Algorithm, DpBarkerIterations, DpHmcIterations, DpPenaltyIterations, Gradient,
+    IterationBudget, MaxIterations, Method, MinibatchPenaltyIterations,
+};
+pub use rdp::{
+    RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp, integer_orders,
+    poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
+};
+pub use zcdp::zcdp_rho_budget;

@@ -1,0 +1,190 @@
+//! `PrivacyEvent`: what a computation released, in the shape of dp_accounting's `DpEvent`.
+//!
+//! Conventions (never change what a variant means; add a variant instead):
+//! * `Gaussian { noise_multiplier }`: one Gaussian release with noise std ÷ l2 sensitivity =
+//!   `noise_multiplier`, the sensitivity being taken under the relation of the enclosing
+//!   sampling event (add/remove for `PoissonSampled`, substitute for
+//!   `SampledWithoutReplacement`; either for a bare Gaussian, whose guarantee then holds for the
+//!   relation its sensitivity was computed under).
+//! * `SampledWithoutReplacement`: a uniformly random batch of `batch_size` of the `n` rows, the
+//!   substitute (replace-one) relation; the inner noise multiplier is std ÷ the statistic's
+//!   *substitute* sensitivity c (the thesis' c of Theorem 8). The Fourier accountant evaluates
+//!   its substitute pair `(1−q)N(0,σ²)+qN(±1,σ²)` with σ = that multiplier, i.e. it treats c as
+//!   the per-record bound (pair at ±c): conservative, exactly the thesis' call (spec §3.5.1).
+//!   RDP uses WBK19 Theorem 9 with c directly.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A privacy-relevant release, composable into an [`Accountant`](super::Accountant).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum PrivacyEvent {
+    /// Nothing was released.
+    NoOp,
+    /// A release without any privacy guarantee (every accountant rejects it).
+    NonPrivate,
+    /// A Gaussian mechanism with noise std ÷ l2 sensitivity = `noise_multiplier`.
+    Gaussian {
+        /// Noise standard deviation ÷ sensitivity.
+        noise_multiplier: f64,
+    },
+    /// A mechanism known to be ρ-zCDP.
+    Zcdp {
+        /// The zCDP parameter ρ.
+        rho: f64,
+    },
+    /// `event` applied to a Poisson subsample with rate `q` (add/remove relation).
+    PoissonSampled {
+        /// Sampling probability of each row.
+        q: f64,
+        /// The mechanism run on the sample.
+        event: Box<PrivacyEvent>,
+    },
+    /// `event` applied to `batch_size` rows drawn without replacement from `n` (substitute
+    /// relation).
+    SampledWithoutReplacement {
+        /// Number of rows of the data set.
+        n: u64,
+        /// Batch size.
+        batch_size: u64,
+        /// The mechanism run on the batch.
+        event: Box<PrivacyEvent>,
+    },
+    /// Several events in sequence (adaptive composition).
+    Composed(Vec<PrivacyEvent>),
+    /// `event` repeated `count` times.
+    SelfComposed {
+        /// The repeated event.
+        event: Box<PrivacyEvent>,
+        /// Number of repetitions.
+        count: u64,
+    },
+}
+
+impl PrivacyEvent {
+    /// A Gaussian release with noise std ÷ sensitivity = `noise_multiplier`. Never fails;
+    /// accountants validate the parameter when the event is composed.
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{Accountant, PrivacyEvent, Zcdp};
+    /// let mut acc = Zcdp::new();
+    /// acc.compose(&PrivacyEvent::gaussian(1.0).repeat(10))?;
+    /// assert_eq!(acc.rho(), 5.0);
+    /// // σ must be > 0: rejected at compose time, naming the parameter
+    /// let err = acc.compose(&PrivacyEvent::gaussian(0.0)).unwrap_err();
+    /// assert!(err.to_string().contains("noise_multiplier"));
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn gaussian(noise_multiplier: f64) -> Self {
+        PrivacyEvent::Gaussian { noise_multiplier }
+    }
+
+    /// This event run on a Poisson subsample with rate `q`.
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{Accountant, PrivacyEvent, Rdp, Zcdp};
+    /// let e = PrivacyEvent::gaussian(1.0).poisson(0.01).repeat(100);
+    /// let mut rdp = Rdp::new();
+    /// rdp.compose(&e)?;
+    /// assert!(rdp.epsilon(1e-5)? < 2.0);
+    /// // zCDP has no amplification by subsampling: rejected, state unchanged
+    /// assert!(Zcdp::new().compose(&e).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    #[must_use]
+    pub fn poisson(self, q: f64) -> Self {
+        PrivacyEvent::PoissonSampled {
+            q,
+            event: Box::new(self),
+        }
+    }
+
+    /// This event run on `batch_size` of `n` rows drawn without replacement.
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{Accountant, PrivacyEvent, Rdp};
+    /// let e = PrivacyEvent::gaussian(0.7f64.sqrt()).without_replacement(100_000, 1000);
+    /// let mut rdp = Rdp::new();
+    /// rdp.compose(&e.clone().repeat(272))?;
+    /// assert!(rdp.epsilon(1e-6)? <= 4.0);
+    /// // batch larger than n is rejected naming `batch_size`
+    /// let bad = PrivacyEvent::gaussian(1.0).without_replacement(10, 20);
+    /// assert!(rdp.compose(&bad).unwrap_err().to_string().contains("batch_size"));
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    #[must_use]
+    pub fn without_replacement(self, n: u64, batch_size: u64) -> Self {
+        PrivacyEvent::SampledWithoutReplacement {
+            n,
+            batch_size,
+            event: Box::new(self),
+        }
+    }
+
+    /// This event repeated `count` times.
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{Accountant, PrivacyEvent, Pld};
+    /// let mut pld = Pld::new();
+    /// pld.compose(&PrivacyEvent::gaussian(10.0).repeat(100))?;
+    /// assert!((pld.epsilon(1e-5)? - 4.3771780956812246).abs() < 1e-9);
+    /// assert!(pld.compose(&PrivacyEvent::NonPrivate.repeat(2)).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    #[must_use]
+    pub fn repeat(self, count: u64) -> Self {
+        PrivacyEvent::SelfComposed {
+            event: Box::new(self),
+            count,
+        }
+    }
+
+    /// Several events in sequence.
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{Accountant, PrivacyEvent, Zcdp};
+    /// let e = PrivacyEvent::compose(vec![PrivacyEvent::gaussian(1.0), PrivacyEvent::gaussian(1.0)]);
+    /// let mut acc = Zcdp::new();
+    /// acc.compose(&e)?;
+    /// assert_eq!(acc.rho(), 1.0);
+    /// let bad = PrivacyEvent::compose(vec![PrivacyEvent::gaussian(1.0), PrivacyEvent::NonPrivate]);
+    /// assert!(acc.compose(&bad).is_err());
+    /// assert_eq!(acc.rho(), 1.0); // unchanged
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn compose(events: Vec<PrivacyEvent>) -> Self {
+        PrivacyEvent::Composed(events)
+    }
+}
+
+impl fmt::Display for PrivacyEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrivacyEvent::NoOp => write!(f, "NoOp"),
+            PrivacyEvent::NonPrivate => write!(f, "NonPrivate"),
+            PrivacyEvent::Gaussian { noise_multiplier } => {
+                write!(f, "Gaussian(noise_multiplier={noise_multiplier})")
+            }
+            PrivacyEvent::Zcdp { rho } => write!(f, "Zcdp(rho={rho})"),
+            PrivacyEvent::PoissonSampled { q, event } => write!(f, "PoissonSampled(q={q}, {event})"),
+            PrivacyEvent::SampledWithoutReplacement {
+                n,
+                batch_size,
+                event,
+            } => write!(
+                f,
+                "SampledWithoutReplacement(n={n}, batch_size={batch_size}, {event})"
+            ),
+            PrivacyEvent::Composed(v) => write!(f, "Composed({} events)", v.len()),
+            PrivacyEvent::SelfComposed { event, count } => {
+                write!(f, "SelfComposed({event}, count={count})")
+            }
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! [`Fourier`]: the Fourier accountant ([`FourierAccountant`], Koskela et al.) behind the
+//! [`Accountant`] trait, and its use for the minibatch DP penalty's iteration budget.
+
+use super::accountant::{Accountant, inner_gaussian, unsupported, wor_rate};
+use super::accountants::walk;
+use super::algorithm2::algorithm2;
+use super::event::PrivacyEvent;
+use super::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
+use crate::error::{Error, Result, check};
+
+/// Fourier accountant over privacy events.
+///
+/// Supports `PoissonSampled{q, Gaussian}` (add/remove relation; FA `get_delta_R`) and
+/// `SampledWithoutReplacement{n, b, Gaussian}` (substitute relation, q = b/n; FA `get_delta_S`
+/// with σ = the event's noise multiplier, i.e. the statistic's substitute sensitivity used as
+/// the pair's per-record bound: conservative, the thesis' call, spec §3.5.1), plus `NoOp`,
+/// `Composed`, `SelfComposed`. All events of one accountant must share one relation. Bare
+/// `Gaussian` events are rejected (use [`Pld`](super::Pld)). Grid: nx = 1e6, L = 20 (the
+/// thesis' defaults); FA's discretisation error is not bounded rigorously (spec §9).
+#[derive(Clone, Debug)]
+pub struct Fourier {
+    nx: usize,
+    window: f64,
+    relation: Option<FourierRelation>,
+    parts: Vec<SubsampledGaussian>,
+}
+
+impl Default for Fourier {
+    fn default() -> Self {
+        Fourier {
+            nx: 1_000_000,
+            window: 20.0,
+            relation: None,
+            parts: Vec::new(),
+        }
+    }
+}
+
+impl Fourier {
+    /// An empty Fourier accountant with the thesis' grid (nx = 1e6, L = 20).
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{Accountant, Fourier, PrivacyEvent};
+    /// let mut acc = Fourier::new().nx(200_000);
+    /// acc.compose(&PrivacyEvent::gaussian(2.0).poisson(0.01).repeat(10_000))?;
+    /// // spec §10.4 (fourier-accountant test-suite, get_delta_R): 0.0102249...
+    /// assert!((acc.delta(1.0)? - 0.010224911209191894).abs() < 1e-6);
+    /// // a bare Gaussian is not a subsampled event: rejected
+    /// assert!(acc.compose(&PrivacyEvent::gaussian(1.0)).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Grid size (default 1 000 000).
+    #[must_use]
+    pub fn nx(mut self, nx: usize) -> Self {
+        self.nx = nx;
+        self
+    }
+
+    /// Window L of the privacy-loss grid [−L, L] (default 20).
+    #[must_use]
+    pub fn window(mut self, l: f64) -> Self {
+        self.window = l;
+        self
+    }
+
+    /// Whether nothing has been composed.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// The composed parts (σ, q, steps).
+    pub fn parts(&self) -> &[SubsampledGaussian] {
+        &self.parts
+    }
+
+    /// The relation of the composed events, if any.
+    pub fn relation(&self) -> Option<FourierRelation> {
+        self.relation
+    }
+
+    fn accountant(&self) -> Result<FourierAccountant> {
+        let rel = self.relation.ok_or_else(|| Error::Numerical {
+            what: "Fourier accountant",
+            reason: "no events composed".into(),
+        })?;
+        Ok(FourierAccountant::new(rel).nx(self.nx).window(self.window))
+    }
+
+    fn collect(
+        &self,
+        event: &PrivacyEvent,
+    ) -> Result<(Option<FourierRelation>, Vec<SubsampledGaussian>)> {
+        let mut rel = self.relation;
+        let mut parts: Vec<SubsampledGaussian> = Vec::new();
+        walk(event, 1.0, &mut |e, c| {
+            let (r, q, inner) = match e {
+                PrivacyEvent::PoissonSampled { q, event } => {
+                    (FourierRelation::AddRemovePoisson, check::rate("q", *q)?, event)
+                }
+                PrivacyEvent::SampledWithoutReplacement {
+                    n,
+                    batch_size,
+                    event,
+                } => (
+                    FourierRelation::SubstituteWithoutReplacement,
+                    wor_rate(*n, *batch_size)?,
+                    event,
+                ),
+                other => return Err(unsupported("Fourier", other)),
+            };
+            let sigma = inner_gaussian(inner).ok_or_else(|| unsupported("Fourier", inner))??;
+            if rel.is_some_and(|x| x != r) {
+                return Err(Error::UnsupportedEvent {
+                    accountant: "Fourier",
+                    event: format!("{e} (mixes add/remove-Poisson and substitute-WOR events)"),
+                });
+            }
+            rel = Some(r);
+            if c >= 1.0 {
+                parts.push(SubsampledGaussian::new(sigma, q, c as u64)?);
+            }
+            Ok(())
+        })?;
+        Ok((rel, parts))
+    }
+}
+
+fn merge(into: &mut Vec<SubsampledGaussian>, new: Vec<SubsampledGaussian>) {
+    for p in new {
+        match into.iter_mut().find(|x| x.sigma == p.sigma && x.q == p.q) {
+            Some(x) => x.steps += p.steps,
+            None => into.push(p),
+        }
+    }
+}
+
+impl Accountant for Fourier {
+    fn name(&self) -> &'static str {
+        "Fourier"
+    }
+    fn check(&self, event: &PrivacyEvent) -> Result<()> {
+        self.collect(event).map(|_| ())
+    }
+    fn compose(&mut self, event: &PrivacyEvent) -> Result<&mut Self> {
+        let (rel, parts) = self.collect(event)?;
+        if !parts.is_empty() {
+            self.relation = rel;
+            merge(&mut self.parts, parts);
+        }
+        Ok(self)
+    }
+    fn epsilon(&self, delta: f64) -> Result<f64> {
+        let d = check::delta("delta", delta)?;
+        if self.is_empty() {
+            return Ok(0.0);
+        }
+        self.accountant()?.epsilon(d, &self.parts)
+    }
+    fn delta(&self, epsilon: f64) -> Result<f64> {
+        let e = check::non_negative("epsilon", epsilon)?;
+        if self.is_empty() {
+            return Ok(0.0);
+        }
+        self.accountant()?.delta(e, &self.parts)
+    }
+}
+
+/// Minibatch DP penalty with the Fourier accountant exactly as the thesis calls it (spec
+/// §3.5.1): Algorithm 2 (low 0, high 1024) on `get_delta_S(ε, σ = √τ, q, ⌊k⌋)` at the default
+/// grid. Returns (k, δ at k).
+pub(crate) fn minibatch_fourier(tau: f64, q: f64, eps: f64, delta: f64) -> Result<(u64, f64)> {
+    let pld = FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement).pld(tau.sqrt(), q)?;
+    let f = |x: f64| -> Result<f64> {
+        let k = x.floor();
+        if k < 1.0 { Ok(0.0) } else { pld.delta(eps, k as u64) }
+    };
+    let k = algorithm2(f, delta, 0.0, 1024.0)?;
+    Ok((k, f(k as f64)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accounting::accountant::conformance;
+
+    #[test]
+    fn conformance_fourier() {
+        conformance(
+            || Fourier::new().nx(100_000),
+            PrivacyEvent::gaussian(2.0).poisson(0.01).repeat(1000),
+            PrivacyEvent::gaussian(1.0),
+            1e-6,
+        );
+    }
+}
