@@ -5,7 +5,9 @@ use super::accountant::{Accountant, inner_gaussian, unsupported, wor_rate};
 use super::event::PrivacyEvent;
 use super::fourier_events::Fourier;
 use super::gaussian::{pld_delta_unchecked, pld_epsilon_unchecked};
-use super::rdp::{RdpConversion, WorBound, integer_orders, poisson_rdp, rdp_to_delta, rdp_to_epsilon, wor_rdp};
+use super::rdp::{
+    RdpConversion, WorBound, integer_orders, poisson_rdp, rdp_to_delta, rdp_to_epsilon, wor_rdp,
+};
 use super::zcdp::{zcdp_delta, zcdp_epsilon};
 use crate::error::{Error, Result, check};
 
@@ -154,11 +156,19 @@ impl Rdp {
     /// ```
     pub fn with_orders(orders: Vec<f64>) -> Result<Self> {
         if orders.is_empty() {
-            return Err(Error::invalid("orders", "[]", "give at least one order > 1"));
+            return Err(Error::invalid(
+                "orders",
+                "[]",
+                "give at least one order > 1",
+            ));
         }
         for &a in &orders {
             if !(a.is_finite() && a > 1.0) {
-                return Err(Error::invalid("orders", a, "every order must be finite and > 1"));
+                return Err(Error::invalid(
+                    "orders",
+                    a,
+                    "every order must be finite and > 1",
+                ));
             }
         }
         let rdp = vec![0.0; orders.len()];
@@ -452,7 +462,9 @@ mod tests {
         );
         conformance(
             Rdp::new,
-            PrivacyEvent::gaussian(1.0).without_replacement(1000, 10).repeat(100),
+            PrivacyEvent::gaussian(1.0)
+                .without_replacement(1000, 10)
+                .repeat(100),
             PrivacyEvent::gaussian(1.0).poisson(0.1).poisson(0.1),
             1e-9,
         );
@@ -460,7 +472,12 @@ mod tests {
 
     #[test]
     fn conformance_pld() {
-        conformance(Pld::new, PrivacyEvent::gaussian(3.0), PrivacyEvent::NonPrivate, 1e-8);
+        conformance(
+            Pld::new,
+            PrivacyEvent::gaussian(3.0),
+            PrivacyEvent::NonPrivate,
+            1e-8,
+        );
     }
 
     #[test]
@@ -471,7 +488,11 @@ mod tests {
         r.compose(&e).unwrap();
         p.compose(&e).unwrap();
         for d in [1e-9, 1e-6, 1e-3] {
-            let (ez, er, ep) = (z.epsilon(d).unwrap(), r.epsilon(d).unwrap(), p.epsilon(d).unwrap());
+            let (ez, er, ep) = (
+                z.epsilon(d).unwrap(),
+                r.epsilon(d).unwrap(),
+                p.epsilon(d).unwrap(),
+            );
             assert!(ep <= ez && ep <= er, "δ={d}: pld {ep} zcdp {ez} rdp {er}");
         }
     }

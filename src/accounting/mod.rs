@@ -41,8 +41,8 @@ pub use event::PrivacyEvent;
 pub use fourier_events::Fourier;
 pub use gaussian::{gaussian_mu, pld_delta, pld_epsilon};
 pub use iterations::{
-    Algorithm, DpBarkerIterations, DpHmcIterations, DpPenaltyIterations, Gradient,
-    IterationBudget, MaxIterations, Method, MinibatchPenaltyIterations,
+    Algorithm, DpBarkerIterations, DpHmcIterations, DpPenaltyIterations, Gradient, IterationBudget,
+    MaxIterations, Method, MinibatchPenaltyIterations,
 };
 pub use rdp::{
     RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp, integer_orders,

@@ -18,15 +18,30 @@ const THESIS_Y_MAX: f64 = 3000.0;
 /// Dash styles for the values of the optional `mode` column (first mode solid).
 const MODE_DASH: [DashType; 3] = [DashType::Solid, DashType::Dash, DashType::Dot];
 
+/// The thesis' name of an algorithm given by its CLI name (`dp-penalty` → `DP penalty`);
+/// other names are shown as they are.
+fn panel_label(algorithm: &str) -> String {
+    match algorithm {
+        "dp-penalty" => "DP penalty",
+        "minibatch-penalty" => "minibatch DP penalty",
+        "dp-hmc" => "DP HMC",
+        "dp-barker" => "DP Barker",
+        other => other,
+    }
+    .to_string()
+}
+
 /// Figure 6.1: the number of iterations each accountant allows, against ε.
 ///
 /// `df` needs the columns `epsilon` (numeric), `iterations` (numeric), `method` (string: the
 /// accountant, e.g. `zCDP`, `RDP`, `ADP`) and `algorithm` (string: one panel per value, in
-/// order of first appearance, at most 8), as [`crate::frame::accounting`] produces them. An
+/// order of first appearance, at most 8; CLI names such as `dp-penalty` are shown as the
+/// thesis names them), as [`crate::frame::accounting::figure_6_1`] produces them. An
 /// optional string column `mode` (e.g. `corrected` / `thesis`) splits each accountant into
 /// one line per mode, told apart by dash style. Colours follow the order of the methods
 /// (blue, orange, green, …: the thesis draws zCDP/RDP blue and ADP orange); the y axis spans
-/// 0–3000 as in the thesis unless the data go higher.
+/// 0–3000 as in the thesis unless the data go higher. A numeric `delta` column with a single
+/// value is named in the title.
 ///
 /// # Errors
 /// [`Error::InvalidData`] if a column is missing or has the wrong type, or the frame is empty;
@@ -76,11 +91,16 @@ pub fn accounting_comparison(df: &DataFrame) -> Result<Plot> {
         .filter(|y| y.is_finite())
         .fold(THESIS_Y_MAX, |m, y| m.max(y * 1.05));
 
+    let mut title = "Iterations each accountant allows for a privacy budget (ε, δ)".to_string();
+    if df.column("delta").is_ok() {
+        let deltas = f64_column(df, "delta")?;
+        if deltas.iter().all(|d| *d == deltas[0]) {
+            title.push_str(&format!(", δ = {:e}", deltas[0]));
+        }
+    }
     let mut plot = Plot::new();
     let mut layout = Layout::new()
-        .title(Title::with_text(
-            "Maximum number of iterations for a privacy budget (thesis Figure 6.1)",
-        ))
+        .title(Title::with_text(title))
         .height(450)
         .grid(
             LayoutGrid::new()
@@ -100,7 +120,7 @@ pub fn accounting_comparison(df: &DataFrame) -> Result<Plot> {
             axis("ε"),
             axis("iterations").range(vec![0.0, y_max]),
         )?;
-        annotations.push(panel_title(alg, panel));
+        annotations.push(panel_title(&panel_label(alg), panel));
         for (mi, m) in methods.iter().enumerate() {
             let series_modes: Vec<Option<(usize, &String)>> = if modes.is_empty() {
                 vec![None]
@@ -192,7 +212,7 @@ mod tests {
             layout["title"]["text"]
                 .as_str()
                 .unwrap()
-                .contains("Figure 6.1")
+                .starts_with("Iterations each accountant allows")
         );
         assert_eq!(layout["grid"]["columns"], 3);
         for ax in ["", "2", "3"] {
@@ -208,6 +228,21 @@ mod tests {
             .collect();
         assert_eq!(titles, ["DP penalty", "minibatch DP penalty", "DP HMC"]);
         assert_eq!(layout["legend"]["title"]["text"], "accountant");
+    }
+
+    #[test]
+    fn cli_algorithm_names_get_thesis_titles() {
+        let df = df!(
+            "epsilon" => [1.0, 1.0], "iterations" => [1u64, 2],
+            "method" => ["ADP", "ADP"], "algorithm" => ["minibatch-penalty", "my sampler"],
+        )
+        .unwrap();
+        let j = json(&accounting_comparison(&df).unwrap());
+        assert_eq!(
+            j["layout"]["annotations"][0]["text"],
+            "minibatch DP penalty"
+        );
+        assert_eq!(j["layout"]["annotations"][1]["text"], "my sampler");
     }
 
     #[test]
@@ -264,6 +299,17 @@ mod tests {
         .unwrap();
         let j = json(&accounting_comparison(&df).unwrap());
         assert_eq!(j["layout"]["yaxis"]["range"][1], 10_500.0);
+    }
+
+    #[test]
+    fn a_single_delta_is_named_in_the_title() {
+        let mut df = figure_frame();
+        let n = df.height();
+        df.with_column(Column::new("delta".into(), vec![1e-6; n]))
+            .unwrap();
+        let j = json(&accounting_comparison(&df).unwrap());
+        let title = j["layout"]["title"]["text"].as_str().unwrap().to_string();
+        assert!(title.ends_with(", δ = 1e-6"), "{title}");
     }
 
     #[test]

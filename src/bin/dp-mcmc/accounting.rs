@@ -11,8 +11,9 @@ use clap::{Args, ValueEnum};
 use dp_mcmc::Error;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::accounting::{
-    Gradient, IterationBudget, dp_accounting_orders, MaxIterations, Method, Rdp, RdpConversion, WorBound, pld_delta,
-    pld_epsilon, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
+    Gradient, IterationBudget, MaxIterations, Method, Rdp, RdpConversion, WorBound,
+    dp_accounting_orders, pld_delta, pld_epsilon, poisson_subsampled_gaussian_rdp,
+    wor_subsampled_gaussian_rdp,
 };
 use serde_json::{Value, json};
 
@@ -292,7 +293,11 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
             }
             let tl = need(a.tau_l, "--tau-l", "dp-hmc needs --tau-l T")?;
             let tg = need(a.tau_g, "--tau-g", "dp-hmc needs --tau-g T")?;
-            let l = need(a.leapfrog_steps, "--leapfrog-steps", "dp-hmc needs --leapfrog-steps L")?;
+            let l = need(
+                a.leapfrog_steps,
+                "--leapfrog-steps",
+                "dp-hmc needs --leapfrog-steps L",
+            )?;
             let g = match a.gradient {
                 GradientArg::Fresh => Gradient::Fresh,
                 GradientArg::Reuse => Gradient::Reuse,
@@ -312,7 +317,11 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
                 return Err(bad_accountant(acc, "minibatch-penalty", "fourier or rdp"));
             }
             let tau = need(a.tau, "--tau", "minibatch-penalty needs --tau T")?;
-            let bs = need(a.batch_size, "--batch-size", "minibatch-penalty needs --batch-size B")?;
+            let bs = need(
+                a.batch_size,
+                "--batch-size",
+                "minibatch-penalty needs --batch-size B",
+            )?;
             let mut b = MaxIterations::minibatch_penalty(tau, bs, a.n)
                 .epsilon(a.epsilon)
                 .method(method_of(acc))
@@ -327,7 +336,11 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
             if acc != AccountantArg::Rdp {
                 return Err(bad_accountant(acc, "dp-barker", "rdp"));
             }
-            let bs = need(a.batch_size, "--batch-size", "dp-barker needs --batch-size B")?;
+            let bs = need(
+                a.batch_size,
+                "--batch-size",
+                "dp-barker needs --batch-size B",
+            )?;
             let mut b = MaxIterations::dp_barker(bs, a.n).epsilon(a.epsilon);
             if let Some(d) = a.delta {
                 b = b.delta(d);
@@ -350,7 +363,9 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
         "n": a.n,
         "thesis_compatible": budget.thesis_compatible,
     });
-    let obj = out.as_object_mut().expect("json! of an object literal is an object");
+    let obj = out
+        .as_object_mut()
+        .expect("json! of an object literal is an object");
     obj.insert(
         format!("achieved_{}", budget.achieved_quantity),
         json!(budget.achieved),
@@ -400,7 +415,11 @@ fn resolve(m: &MechanismArgs) -> dp_mcmc::Result<(RelationArg, Option<f64>)> {
         }
         _ => Some(dp_mcmc::error::check::rate(
             "q",
-            need(m.q, "--q", "subsampling needs --q Q (sampling rate in (0, 1])")?,
+            need(
+                m.q,
+                "--q",
+                "subsampling needs --q Q (sampling rate in (0, 1])",
+            )?,
         )?),
     };
     dp_mcmc::error::check::positive("noise_multiplier", m.noise_multiplier)?;
@@ -540,7 +559,9 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
         "sampling": sampling_name(m.sampling),
         "relation": relation_name(rel),
     });
-    let obj = out.as_object_mut().expect("json! of an object literal is an object");
+    let obj = out
+        .as_object_mut()
+        .expect("json! of an object literal is an object");
     if let Some(q) = q {
         obj.insert("q".into(), json!(q));
     }
