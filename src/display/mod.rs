@@ -10,7 +10,17 @@
 //! * [`Chart`] (feature `plot`), a wrapper around `plotly::Plot` that inlines plotly.js once per
 //!   kernel session, so charts render without a network connection.
 //!
-//! evcxr keeps one output per MIME type per cell: show one table or chart per cell.
+//! Pitfalls of the evcxr kernel (0.22, measured):
+//! * It keeps one output per MIME type per cell: show one table or chart per cell.
+//! * It links dependencies statically into each cell, so each cell has its own copy of every
+//!   static. polars hashes column names with a per-copy seed and caches a frame's schema (for
+//!   frames wider than 4 columns) on the first lookup by name: look a kept DataFrame's columns
+//!   up by name (`df.column("x")`, filters on names, ...) only in the cell that created it;
+//!   later cells may display it and pass it to `dp_mcmc::plots` (which scan the columns
+//!   instead). `Chart` keeps its "plotly.js already sent" state in a per-process marker file
+//!   for the same reason.
+//! * An error returned through `?` is only printed on stderr and the cell's new variables are
+//!   lost; `scripts/check_outputs.py` treats any stderr output as a failure.
 //!
 //! ```
 //! use dp_mcmc::prelude::*;

@@ -75,7 +75,8 @@ pub fn accounting_comparison(df: &DataFrame) -> Result<Plot> {
     let iterations = f64_column(df, "iterations")?;
     let method = str_column(df, "method")?;
     let algorithm = str_column(df, "algorithm")?;
-    let mode = if df.column("mode").is_ok() {
+    let has = |name: &str| df.columns().iter().any(|c| c.name().as_str() == name);
+    let mode = if has("mode") {
         Some(str_column(df, "mode")?)
     } else {
         None
@@ -92,7 +93,7 @@ pub fn accounting_comparison(df: &DataFrame) -> Result<Plot> {
         .fold(THESIS_Y_MAX, |m, y| m.max(y * 1.05));
 
     let mut title = "Iterations each accountant allows for a privacy budget (ε, δ)".to_string();
-    if df.column("delta").is_ok() {
+    if has("delta") {
         let deltas = f64_column(df, "delta")?;
         if deltas.iter().all(|d| *d == deltas[0]) {
             title.push_str(&format!(", δ = {:e}", deltas[0]));
