@@ -92,13 +92,14 @@ pub fn accounting_comparison(df: &DataFrame) -> Result<Plot> {
         .filter(|y| y.is_finite())
         .fold(THESIS_Y_MAX, |m, y| m.max(y * 1.05));
 
-    let mut title = "Iterations each accountant allows for a privacy budget (ε, δ)".to_string();
+    let mut delta = "δ".to_string();
     if has("delta") {
         let deltas = f64_column(df, "delta")?;
         if deltas.iter().all(|d| *d == deltas[0]) {
-            title.push_str(&format!(", δ = {:e}", deltas[0]));
+            delta = format!("δ = {:e}", deltas[0]);
         }
     }
+    let title = format!("Maximum iterations for a privacy budget (ε, {delta})");
     let mut plot = Plot::new();
     let mut layout = Layout::new()
         .title(Title::with_text(title))
@@ -213,7 +214,7 @@ mod tests {
             layout["title"]["text"]
                 .as_str()
                 .unwrap()
-                .starts_with("Iterations each accountant allows")
+                .starts_with("Maximum iterations for a privacy budget (ε, δ)")
         );
         assert_eq!(layout["grid"]["columns"], 3);
         for ax in ["", "2", "3"] {
@@ -310,7 +311,7 @@ mod tests {
             .unwrap();
         let j = json(&accounting_comparison(&df).unwrap());
         let title = j["layout"]["title"]["text"].as_str().unwrap().to_string();
-        assert!(title.ends_with(", δ = 1e-6"), "{title}");
+        assert!(title.ends_with("(ε, δ = 1e-6)"), "{title}");
     }
 
     #[test]

@@ -71,6 +71,7 @@ pub fn panel_title(text: &str, panel: usize) -> Annotation {
         .x_anchor(plotly::common::Anchor::Center)
         .y_anchor(plotly::common::Anchor::Bottom)
         .show_arrow(false)
+        .font(plotly::common::Font::new().size(14))
 }
 
 /// A dashed black horizontal line at `y` across the whole width of subplot `panel` (the
