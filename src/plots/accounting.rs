@@ -1,13 +1,12 @@
 //! Figure 6.1 of the thesis: maximum iterations against ε, one panel per algorithm, one line
 //! per accountant.
 
-use plotly::common::{DashType, Line, Mode, Title};
-use plotly::layout::{GridPattern, LayoutGrid, Legend};
-use plotly::{Layout, Plot, Scatter};
+use plotly::common::{DashType, Line, Mode};
+use plotly::{Plot, Scatter};
 use polars::prelude::DataFrame;
 
 use super::common::{
-    axis, color, f64_column, panel_axis_ids, panel_title, set_panel_axes, str_column,
+    axis, color, f64_column, grid_layout, panel_axis_ids, panel_title, set_panel_axes, str_column,
     unique_in_order,
 };
 use crate::{Error, Result};
@@ -101,17 +100,7 @@ pub fn accounting_comparison(df: &DataFrame) -> Result<Plot> {
     }
     let title = format!("Maximum iterations for a privacy budget (ε, {delta})");
     let mut plot = Plot::new();
-    let mut layout = Layout::new()
-        .title(Title::with_text(title))
-        .height(450)
-        .grid(
-            LayoutGrid::new()
-                .rows(1)
-                .columns(n_panels)
-                .pattern(GridPattern::Independent),
-        )
-        .show_legend(true)
-        .legend(Legend::new().title(Title::with_text("accountant")));
+    let mut layout = grid_layout(&title, 1, n_panels, "accountant");
     let mut annotations = Vec::with_capacity(n_panels);
     let mut legend_shown: Vec<String> = Vec::new();
 
