@@ -15,6 +15,7 @@ pub mod accounting;
 pub mod diagnostics;
 pub mod display;
 pub mod error;
+pub mod experiments;
 pub mod frame;
 pub mod mechanisms;
 pub mod models;

@@ -30,7 +30,7 @@ mod fourier_events;
 mod gaussian;
 mod iterations;
 mod rdp;
-mod special;
+pub(crate) mod special;
 mod zcdp;
 
 pub use accountant::Accountant;

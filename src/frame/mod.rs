@@ -2,4 +2,8 @@
 pub mod accounting;
 pub mod data;
 pub mod diagnostics;
+mod io;
 pub mod mechanisms;
+pub mod samplers;
+
+pub use io::{read_csv, write_csv};

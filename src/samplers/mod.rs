@@ -1,1 +1,30 @@
 //! MCMC kernels (RWMH, HMC, DP penalty, DP HMC, minibatch DP penalty, DP Barker) and the run driver.
+
+pub mod barker;
+pub mod batch;
+mod budget;
+mod builders;
+pub mod dp_penalty;
+pub mod driver;
+pub mod hmc;
+pub mod kernel;
+pub mod minibatch;
+pub mod pass;
+pub mod proposal;
+pub mod run;
+pub mod rwmh;
+mod settings;
+mod subsampled;
+pub mod vcorr;
+
+pub use crate::accounting::Method;
+pub use builders::{DpHmc, DpPenalty, Hmc, Rwmh};
+pub use hmc::GradientMode;
+pub use kernel::{Kernel, StepInfo};
+pub use proposal::{ClipDistance, ProposalKind, StepSize};
+pub use run::{ChainTrace, PrivacySpent, Run};
+pub use settings::{RunSettings, Start};
+pub use subsampled::{DpBarker, MinibatchPenalty};
+
+#[cfg(test)]
+mod tests;

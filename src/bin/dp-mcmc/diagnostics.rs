@@ -1,18 +1,102 @@
-//! `diagnose`, `mmd` subcommands (placeholder until the diagnostics module lands).
+//! `diagnose` and `mmd` subcommands: thin wrappers over `dp_mcmc::diagnostics` and the CSV
+//! readers of `dp_mcmc::frame::diagnostics`.
+use std::path::{Path, PathBuf};
+
 use clap::Args;
-use serde_json::Value;
+use dp_mcmc::diagnostics::{mmd as mmd_fixed, mmd_thesis, summarize};
+use dp_mcmc::frame::diagnostics::{param_draws, read_draws_csv, read_sample_csv};
+use dp_mcmc::{Error, Result};
+use serde_json::{Map, Value, json};
 
+/// R-hat, bulk/tail ESS and MCSE of the mean per parameter (ArviZ definitions).
 #[derive(Args)]
-pub struct DiagnoseArgs {}
-#[derive(Args)]
-pub struct MmdArgs {}
+pub struct DiagnoseArgs {
+    /// Long-format draws CSV: columns `chain`, `draw`, then one numeric column per parameter
+    /// (an optional boolean `warmup` column drops warm-up rows).
+    #[arg(long, value_name = "FILE.csv")]
+    pub draws: PathBuf,
+}
 
-fn pending() -> dp_mcmc::Result<Value> {
-    Err(dp_mcmc::Error::Model("diagnostics CLI pending".into()))
+/// MMD² between two samples with a Gaussian RBF kernel.
+#[derive(Args)]
+pub struct MmdArgs {
+    /// First sample: CSV with a header; every numeric column is a coordinate.
+    #[arg(long, value_name = "X.csv")]
+    pub x: PathBuf,
+    /// Second sample (reference), same columns as `--x`.
+    #[arg(long, value_name = "Y.csv")]
+    pub y: PathBuf,
+    /// Kernel bandwidth σ in k(x,y) = exp(-|x-y|²/(2σ²)). Default: the thesis' median
+    /// heuristic (median of 500 random X-Y pair distances, seeded by --seed).
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub bandwidth: Option<f64>,
+    /// Seed of the median heuristic's random pairs (ignored with --bandwidth).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 }
-pub fn diagnose(_: DiagnoseArgs) -> dp_mcmc::Result<Value> {
-    pending()
+
+fn existing(flag: &'static str, path: &Path) -> Result<()> {
+    if path.is_file() {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            flag,
+            path.display(),
+            "no such file; pass an existing CSV file",
+        ))
+    }
 }
-pub fn mmd(_: MmdArgs) -> dp_mcmc::Result<Value> {
-    pending()
+
+/// `dp-mcmc diagnose --draws FILE.csv`: one JSON object keyed by parameter name, each with
+/// `rhat`, `ess_bulk`, `ess_tail`, `mcse_mean` (null where undefined).
+pub fn diagnose(args: DiagnoseArgs) -> Result<Value> {
+    existing("--draws", &args.draws)?;
+    let df = read_draws_csv(&args.draws)?;
+    let mut out = Map::new();
+    for p in param_draws(&df)? {
+        let s = summarize(&p.as_slices())?;
+        out.insert(
+            p.name,
+            json!({
+                "rhat": s.rhat,
+                "ess_bulk": s.ess_bulk,
+                "ess_tail": s.ess_tail,
+                "mcse_mean": s.mcse_mean,
+            }),
+        );
+    }
+    Ok(Value::Object(out))
+}
+
+/// `dp-mcmc mmd --x X.csv --y Y.csv [--bandwidth S] [--seed N]`.
+pub fn mmd(args: MmdArgs) -> Result<Value> {
+    existing("--x", &args.x)?;
+    existing("--y", &args.y)?;
+    let (x, dx) = read_sample_csv(&args.x)?;
+    let (y, dy) = read_sample_csv(&args.y)?;
+    if dx != dy {
+        return Err(Error::InvalidData(format!(
+            "--x has {dx} numeric columns but --y has {dy}; both samples need the same coordinates"
+        )));
+    }
+    Ok(match args.bandwidth {
+        Some(s) => {
+            let r = mmd_fixed(&x, &y, dx, s)?;
+            json!({
+                "mmd2_biased": r.mmd2_biased,
+                "mmd2_unbiased": r.mmd2_unbiased,
+                "bandwidth": r.bandwidth,
+            })
+        }
+        None => {
+            let r = mmd_thesis(&x, &y, dx, args.seed)?;
+            json!({
+                "mmd2_biased": r.mmd2_biased,
+                "mmd2_unbiased": r.mmd2_unbiased,
+                "bandwidth": r.bandwidth,
+                "mmd_thesis": r.thesis(),
+                "seed": args.seed,
+            })
+        }
+    })
 }

@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 mod accounting;
 mod diagnostics;
+mod sample;
 
 /// Differentially private MCMC: accountants, samplers, diagnostics.
 #[derive(Parser)]
@@ -26,6 +27,8 @@ enum Command {
     Diagnose(diagnostics::DiagnoseArgs),
     /// MMD² between two samples (CSV files).
     Mmd(diagnostics::MmdArgs),
+    /// Run a Table 5.1 experiment with the thesis' tuned parameters; print per-chain metrics.
+    Sample(sample::SampleArgs),
 }
 
 fn main() {
@@ -36,6 +39,7 @@ fn main() {
         Command::Epsilon(a) => accounting::epsilon(a),
         Command::Diagnose(a) => diagnostics::diagnose(a),
         Command::Mmd(a) => diagnostics::mmd(a),
+        Command::Sample(a) => sample::sample(a),
     };
     match out {
         Ok(json) => println!("{json}"),

@@ -1,0 +1,193 @@
+//! `sample`: run a Table 5.1 experiment with the thesis' tuned parameters and print the
+//! thesis' per-chain metrics as JSON.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use dp_mcmc::accounting::{Gradient, Method};
+use dp_mcmc::experiments::{Sampler, SamplerKind, chain_metrics};
+use dp_mcmc::models::{Experiment, Model};
+use dp_mcmc::samplers::{Start, StepSize};
+use dp_mcmc::{Error, Result};
+use serde_json::{Value, json};
+
+/// Arguments of `dp-mcmc sample`.
+#[derive(Args)]
+pub struct SampleArgs {
+    /// Table 5.1 experiment: easy-2d, easy-10d, tempered-2d, tempered-10d, gauss-30d, hard-2d,
+    /// hard-gauss-2d, circle.
+    #[arg(long)]
+    experiment: String,
+    /// rwmh, hmc, dp-penalty, dp-penalty-ocu, dp-penalty-gwmh, dp-hmc, minibatch-penalty,
+    /// minibatch-penalty-gwmh, dp-barker.
+    #[arg(long)]
+    algorithm: String,
+    /// Privacy budget ε (ignored by the non-private rwmh and hmc).
+    #[arg(long, allow_negative_numbers = true)]
+    epsilon: Option<f64>,
+    /// Privacy budget δ (default 0.1/n, as in the thesis).
+    #[arg(long, allow_negative_numbers = true)]
+    delta: Option<f64>,
+    /// Number of chains.
+    #[arg(long, default_value_t = 4)]
+    chains: usize,
+    /// Seed of the run (chain i uses stream i).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Give (ε, δ) to each chain (the thesis experiments) instead of to the whole release.
+    #[arg(long)]
+    per_chain_budget: bool,
+    /// Write the draws (chain, draw, parameters) to this CSV file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Override the noise scale τ (DP penalty, minibatch penalty; τ_l of DP HMC).
+    #[arg(long, allow_negative_numbers = true)]
+    tau: Option<f64>,
+    /// Override the log-likelihood-ratio clip bound.
+    #[arg(long, allow_negative_numbers = true)]
+    clip_bound: Option<f64>,
+    /// Override the proposal standard deviation (same for every coordinate).
+    #[arg(long, allow_negative_numbers = true)]
+    proposal_sd: Option<f64>,
+    /// Override the batch size (minibatch penalty, DP Barker).
+    #[arg(long)]
+    batch_size: Option<usize>,
+    /// Fixed iterations per chain (instead of a privacy budget; required semantics for rwmh/hmc).
+    #[arg(long)]
+    iterations: Option<usize>,
+    /// Accountant for Algorithm 2: pld (default for full data), zcdp, fourier (default for
+    /// minibatch), rdp.
+    #[arg(long)]
+    accountant: Option<String>,
+    /// DP HMC gradient schedule: fresh (default) or reuse (the March thesis).
+    #[arg(long)]
+    gradient: Option<String>,
+    /// Minibatch RDP: reproduce the thesis code's (optimistic) Theorem 8 sum.
+    #[arg(long)]
+    thesis_compatible: bool,
+    /// Threads (results do not depend on it).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+fn parse_method(s: &str) -> Result<Method> {
+    match s {
+        "pld" | "adp" => Ok(Method::Pld),
+        "zcdp" => Ok(Method::Zcdp),
+        "fourier" | "fa" => Ok(Method::Fourier),
+        "rdp" => Ok(Method::Rdp),
+        _ => Err(Error::invalid(
+            "--accountant",
+            s,
+            "use pld, zcdp, fourier or rdp",
+        )),
+    }
+}
+
+fn configure(a: &SampleArgs, exp: Experiment, kind: SamplerKind, n: usize) -> Result<Sampler> {
+    let mut s = Sampler::tuned(exp, kind)?;
+    if let Some(t) = a.tau {
+        s.set_tau(t)?;
+    }
+    if let Some(b) = a.clip_bound {
+        s.set_clip_bound(b)?;
+    }
+    if let Some(sd) = a.proposal_sd {
+        s.set_proposal_sd(StepSize::Scalar(sd))?;
+    }
+    if let Some(b) = a.batch_size {
+        s.set_batch_size(b)?;
+    }
+    let method = a.accountant.as_deref().map(parse_method).transpose()?;
+    match &mut s {
+        Sampler::DpPenalty(p) => p.accountant = method.unwrap_or(Method::Pld),
+        Sampler::DpHmc(p) => {
+            p.accountant = method.unwrap_or(Method::Pld);
+            p.gradient = match a.gradient.as_deref() {
+                None | Some("fresh") => Gradient::Fresh,
+                Some("reuse") => Gradient::Reuse,
+                Some(g) => return Err(Error::invalid("--gradient", g, "use fresh or reuse")),
+            };
+        }
+        Sampler::MinibatchPenalty(p) => {
+            p.accountant = method.unwrap_or(Method::Fourier);
+            p.thesis_compatible = a.thesis_compatible;
+        }
+        Sampler::DpBarker(_) | Sampler::Rwmh(_) | Sampler::Hmc(_) => {
+            if let Some(m) = method.filter(|&m| m != Method::Rdp || !kind.is_private()) {
+                return Err(Error::invalid(
+                    "--accountant",
+                    m.label(),
+                    format!("{} has a fixed accounting", kind.key()),
+                ));
+            }
+        }
+    }
+    let r = s.run_settings_mut();
+    r.chains = a.chains;
+    r.seed = a.seed;
+    r.per_chain_budget = a.per_chain_budget;
+    r.threads = a.threads;
+    r.progress = true;
+    if kind.is_private() {
+        match (a.iterations, a.epsilon) {
+            (Some(k), _) => r.iterations = Some(k),
+            (None, Some(e)) => {
+                r.iterations = None;
+                r.epsilon = Some(e);
+                r.delta = Some(a.delta.unwrap_or(0.1 / n as f64));
+            }
+            (None, None) => {
+                return Err(Error::invalid(
+                    "--epsilon",
+                    "missing",
+                    "give --epsilon (or --iterations)",
+                ));
+            }
+        }
+    } else if let Some(k) = a.iterations {
+        r.iterations = Some(k);
+    }
+    Ok(s)
+}
+
+fn nullable(v: f64) -> Value {
+    if v.is_finite() { json!(v) } else { Value::Null }
+}
+
+/// Run `dp-mcmc sample`.
+pub fn sample(a: SampleArgs) -> Result<Value> {
+    let exp: Experiment = a.experiment.parse()?;
+    let kind: SamplerKind = a.algorithm.parse()?;
+    let model = exp.model()?;
+    let mut sampler = configure(&a, exp, kind, model.n_rows())?;
+    sampler.run_settings_mut().start = Start::PerChain(model.start_points(a.chains));
+    let run = sampler.run(&model)?;
+    let reference: Option<Vec<f64>> = model.default_reference_sample().map(|s| s.concat());
+    let true_mean = model.reference_mean();
+    let metrics = chain_metrics(&run, reference.as_deref(), Some(&true_mean), a.seed)?;
+    if let Some(path) = &a.out {
+        dp_mcmc::frame::write_csv(&mut run.draws()?, path)?;
+    }
+    let col = |f: &dyn Fn(&dp_mcmc::experiments::ChainMetrics) -> Value| -> Value {
+        metrics.iter().map(f).collect()
+    };
+    Ok(json!({
+        "experiment": exp.key(),
+        "algorithm": kind.key(),
+        "iterations": col(&|m| json!(m.iterations)),
+        "acceptance": col(&|m| nullable(m.acceptance)),
+        "clip_fraction": col(&|m| nullable(m.clip_fraction)),
+        "grad_clip_fraction": col(&|m| m.grad_clip_fraction.map_or(Value::Null, nullable)),
+        "mmd": col(&|m| m.mmd.map_or(Value::Null, nullable)),
+        "mean_error": col(&|m| m.mean_error.map_or(Value::Null, nullable)),
+        "cov_error": col(&|m| m.cov_error.map_or(Value::Null, nullable)),
+        "epsilon": run.privacy.as_ref().map_or(Value::Null, |p| json!(p.epsilon)),
+        "delta": run.privacy.as_ref().map_or(Value::Null, |p| json!(p.delta)),
+        "per_chain_budget": run.privacy.as_ref().map_or(Value::Null, |p| json!(p.per_chain)),
+        "accountant": run.privacy.as_ref().map_or(Value::Null, |p| json!(p.accountant)),
+        "seed": a.seed,
+        "wall_seconds": run.wall_seconds,
+        "out": a.out.as_ref().map(|p| p.display().to_string()),
+    }))
+}

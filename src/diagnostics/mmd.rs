@@ -1,0 +1,335 @@
+//! Maximum mean discrepancy with a Gaussian RBF kernel, and the thesis' MMD (spec §8).
+//!
+//! Samples are row-major `&[f64]` with `dim` coordinates per row. The kernel is
+//! `k(x, y) = exp(−‖x − y‖² / (2σ²))` (the thesis prints it without the minus sign, a typo).
+//! Cost is O((m + n)² · dim) time and O(m + n) memory; rows are processed in parallel and the
+//! per-row sums added in row order, so results do not depend on the number of threads.
+
+use rand::RngExt;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::{Error, Result, check};
+
+/// Number of random (X, Y) pairs of the thesis' median-heuristic bandwidth (spec §8).
+pub const THESIS_BANDWIDTH_PAIRS: usize = 500;
+
+/// MMD² estimates between two samples at one bandwidth.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Mmd {
+    /// Kernel bandwidth σ.
+    pub bandwidth: f64,
+    /// Biased (V-statistic) estimate Σk(x,x')/m² + Σk(y,y')/n² − 2Σk(x,y)/(mn) (≥ 0).
+    pub mmd2_biased: f64,
+    /// Unbiased (U-statistic) estimate, diagonal terms left out (can be negative).
+    pub mmd2_unbiased: f64,
+    /// Σ_{i,j} k(x_i, x_j) including the diagonal.
+    pub sum_kxx: f64,
+    /// Σ_{i,j} k(y_i, y_j) including the diagonal.
+    pub sum_kyy: f64,
+    /// Σ_{i,j} k(x_i, y_j).
+    pub sum_kxy: f64,
+}
+
+impl Mmd {
+    /// √|MMD²_unbiased|: the number the thesis reports and plots (spec §8 step 4).
+    pub fn thesis(&self) -> f64 {
+        self.mmd2_unbiased.abs().sqrt()
+    }
+
+    /// √max(MMD²_biased, 0).
+    pub fn biased_sqrt(&self) -> f64 {
+        self.mmd2_biased.max(0.0).sqrt()
+    }
+}
+
+/// Validate a row-major sample; returns the number of rows.
+fn rows(name: &'static str, x: &[f64], dim: usize, min_rows: usize) -> Result<usize> {
+    if dim == 0 {
+        return Err(Error::invalid("dim", dim, "must be at least 1"));
+    }
+    if !x.len().is_multiple_of(dim) {
+        return Err(Error::InvalidData(format!(
+            "sample `{name}` has {} values, not a multiple of dim = {dim}; pass whole rows",
+            x.len()
+        )));
+    }
+    let n = x.len() / dim;
+    if n < min_rows {
+        return Err(Error::InvalidData(format!(
+            "sample `{name}` has {n} rows; at least {min_rows} are needed"
+        )));
+    }
+    check::all_finite(name, x)?;
+    Ok(n)
+}
+
+/// Neumaier-compensated sum: kernel sums have up to ~10⁷ terms, and MMD² is a small
+/// difference of such sums, so plain summation would lose digits.
+fn compensated_sum(values: impl Iterator<Item = f64>) -> f64 {
+    let (mut sum, mut comp) = (0.0f64, 0.0f64);
+    for v in values {
+        let t = sum + v;
+        if sum.abs() >= v.abs() {
+            comp += (sum - t) + v;
+        } else {
+            comp += (v - t) + sum;
+        }
+        sum = t;
+    }
+    sum + comp
+}
+
+#[inline]
+fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(u, v)| (u - v) * (u - v)).sum()
+}
+
+/// Σ_{i<j} k(x_i, x_j) within one sample.
+fn sum_within(x: &[f64], dim: usize, scale: f64) -> f64 {
+    let n = x.len() / dim;
+    let per_row: Vec<f64> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let xi = &x[i * dim..(i + 1) * dim];
+            compensated_sum(
+                x[(i + 1) * dim..]
+                    .chunks_exact(dim)
+                    .map(|xj| (-sq_dist(xi, xj) / scale).exp()),
+            )
+        })
+        .collect();
+    compensated_sum(per_row.into_iter())
+}
+
+/// Σ_{i,j} k(x_i, y_j) across samples.
+fn sum_across(x: &[f64], y: &[f64], dim: usize, scale: f64) -> f64 {
+    let per_row: Vec<f64> = x
+        .par_chunks_exact(dim)
+        .map(|xi| {
+            compensated_sum(
+                y.chunks_exact(dim)
+                    .map(|yj| (-sq_dist(xi, yj) / scale).exp()),
+            )
+        })
+        .collect();
+    compensated_sum(per_row.into_iter())
+}
+
+/// Biased and unbiased MMD² between samples `x` (m rows) and `y` (n rows), row-major with
+/// `dim` coordinates per row, Gaussian RBF kernel with bandwidth `bandwidth` (Gretton et
+/// al. 2012, eqs. 3 and 5). Needs m, n ≥ 2 and finite values.
+///
+/// ```
+/// use dp_mcmc::diagnostics::mmd;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let x = [0.0, 0.0, 1.0, 0.0, 0.0, 1.0]; // three points in 2-d
+/// let r = mmd(&x, &x, 2, 1.0)?;
+/// assert!(r.mmd2_biased.abs() < 1e-15); // identical samples
+/// assert!(r.mmd2_unbiased < 0.0); // the U-statistic is negative here
+/// assert!(mmd(&x, &x[..5], 2, 1.0).is_err()); // 5 values are not whole 2-d rows
+/// assert!(mmd(&x, &x, 2, 0.0).is_err()); // the bandwidth must be > 0
+/// # Ok(()) }
+/// ```
+pub fn mmd(x: &[f64], y: &[f64], dim: usize, bandwidth: f64) -> Result<Mmd> {
+    let m = rows("x", x, dim, 2)?;
+    let n = rows("y", y, dim, 2)?;
+    check::positive("bandwidth", bandwidth)?;
+    let scale = 2.0 * bandwidth * bandwidth;
+    if scale == 0.0 || !scale.is_finite() {
+        return Err(Error::invalid(
+            "bandwidth",
+            bandwidth,
+            "2σ² must be a positive finite number",
+        ));
+    }
+    let (mf, nf) = (m as f64, n as f64);
+    let off_xx = 2.0 * sum_within(x, dim, scale);
+    let off_yy = 2.0 * sum_within(y, dim, scale);
+    let kxy = sum_across(x, y, dim, scale);
+    let (sum_kxx, sum_kyy) = (off_xx + mf, off_yy + nf);
+    Ok(Mmd {
+        bandwidth,
+        mmd2_biased: sum_kxx / (mf * mf) + sum_kyy / (nf * nf) - 2.0 * kxy / (mf * nf),
+        mmd2_unbiased: off_xx / (mf * (mf - 1.0)) + off_yy / (nf * (nf - 1.0))
+            - 2.0 * kxy / (mf * nf),
+        sum_kxx,
+        sum_kyy,
+        sum_kxy: kxy,
+    })
+}
+
+/// numpy's median of `v` (reordered in place): mean of the two middle order statistics for
+/// an even count.
+fn median_in_place(v: &mut [f64]) -> f64 {
+    let k = v.len();
+    let (lower, &mut hi, _) = v.select_nth_unstable_by(k / 2, f64::total_cmp);
+    if k % 2 == 1 {
+        return hi;
+    }
+    let lo = lower.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (lo + hi) / 2.0
+}
+
+/// Median of the paired distances `‖x[ix[k]] − y[iy[k]]‖₂`, k = 0..len (numpy's median).
+///
+/// ```
+/// use dp_mcmc::diagnostics::paired_median_distance;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let x = [0.0, 1.0, 2.0];
+/// let y = [0.0, 10.0];
+/// // distances |0-0|, |1-10|, |2-0|, |2-10| = 0, 9, 2, 8: median (2 + 8) / 2
+/// assert_eq!(paired_median_distance(&x, &y, 1, &[0, 1, 2, 2], &[0, 1, 0, 1])?, 5.0);
+/// assert!(paired_median_distance(&x, &y, 1, &[0, 3], &[0, 1]).is_err()); // index 3 out of range
+/// # Ok(()) }
+/// ```
+pub fn paired_median_distance(
+    x: &[f64],
+    y: &[f64],
+    dim: usize,
+    ix: &[usize],
+    iy: &[usize],
+) -> Result<f64> {
+    let m = rows("x", x, dim, 1)?;
+    let n = rows("y", y, dim, 1)?;
+    check::len("iy", iy.len(), ix.len())?;
+    if ix.is_empty() {
+        return Err(Error::invalid("ix", "[]", "needs at least one index pair"));
+    }
+    if let Some(&i) = ix.iter().find(|&&i| i >= m) {
+        return Err(Error::invalid(
+            "ix",
+            i,
+            format!("indices must be < {m} (rows of x)"),
+        ));
+    }
+    if let Some(&j) = iy.iter().find(|&&j| j >= n) {
+        return Err(Error::invalid(
+            "iy",
+            j,
+            format!("indices must be < {n} (rows of y)"),
+        ));
+    }
+    let mut d: Vec<f64> = ix
+        .iter()
+        .zip(iy)
+        .map(|(&i, &j)| sq_dist(&x[i * dim..(i + 1) * dim], &y[j * dim..(j + 1) * dim]).sqrt())
+        .collect();
+    Ok(median_in_place(&mut d))
+}
+
+/// The thesis' bandwidth (spec §8 step 1): draw 500 row indices of `x`, then 500 of `y`,
+/// uniformly with replacement from `chain_rng(seed, 0)`, and take the median of the 500
+/// paired distances (the mean of the 250th and 251st order statistics).
+///
+/// ```
+/// use dp_mcmc::diagnostics::thesis_bandwidth;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let x = [0.0, 1.0, 2.0, 3.0];
+/// let y = [0.5, 1.5, 2.5];
+/// let s = thesis_bandwidth(&x, &y, 1, 7)?;
+/// assert_eq!(s, thesis_bandwidth(&x, &y, 1, 7)?); // seeded
+/// assert!(s > 0.0 && s <= 2.5);
+/// assert!(thesis_bandwidth(&x, &[], 1, 7).is_err()); // empty y
+/// # Ok(()) }
+/// ```
+pub fn thesis_bandwidth(x: &[f64], y: &[f64], dim: usize, seed: u64) -> Result<f64> {
+    let m = rows("x", x, dim, 1)?;
+    let n = rows("y", y, dim, 1)?;
+    let mut rng = crate::rng::chain_rng(seed, 0);
+    let ix: Vec<usize> = (0..THESIS_BANDWIDTH_PAIRS)
+        .map(|_| rng.random_range(0..m))
+        .collect();
+    let iy: Vec<usize> = (0..THESIS_BANDWIDTH_PAIRS)
+        .map(|_| rng.random_range(0..n))
+        .collect();
+    paired_median_distance(x, y, dim, &ix, &iy)
+}
+
+/// The thesis' MMD (spec §8): [`thesis_bandwidth`] with `seed`, then [`mmd`]; the reported
+/// number is [`Mmd::thesis`] = √|MMD²_unbiased|. Fails if the heuristic bandwidth is 0
+/// (more than half of the sampled pairs coincide); then pass a bandwidth to [`mmd`].
+///
+/// ```
+/// use dp_mcmc::diagnostics::mmd_thesis;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let x: Vec<f64> = (0..50).map(|i| (i as f64 * 0.37).sin()).collect();
+/// let y: Vec<f64> = (0..40).map(|i| (i as f64 * 0.91).cos() + 0.5).collect();
+/// let r = mmd_thesis(&x, &y, 1, 0)?;
+/// assert!(r.thesis() > 0.0);
+/// assert!(mmd_thesis(&[1.0, 1.0], &[1.0, 1.0], 1, 0).is_err()); // all distances 0
+/// # Ok(()) }
+/// ```
+pub fn mmd_thesis(x: &[f64], y: &[f64], dim: usize, seed: u64) -> Result<Mmd> {
+    let sigma = thesis_bandwidth(x, y, dim, seed)?;
+    if sigma <= 0.0 {
+        return Err(Error::Numerical {
+            what: "median-heuristic bandwidth",
+            reason: "the median of the sampled pair distances is 0; pass a bandwidth".into(),
+        });
+    }
+    mmd(x, y, dim, sigma)
+}
+
+/// Deterministic median heuristic: the median of all ‖z_i − z_j‖, i < j, over the pooled
+/// sample Z = X ∪ Y. Needs memory for (m+n)(m+n−1)/2 distances.
+///
+/// ```
+/// use dp_mcmc::diagnostics::pooled_median_distance;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// // pooled {0, 1, 3}: distances 1, 3, 2
+/// assert_eq!(pooled_median_distance(&[0.0, 1.0], &[3.0], 1)?, 2.0);
+/// assert!(pooled_median_distance(&[0.0], &[], 1).is_err()); // one point: no pair
+/// # Ok(()) }
+/// ```
+pub fn pooled_median_distance(x: &[f64], y: &[f64], dim: usize) -> Result<f64> {
+    rows("x", x, dim, 0)?;
+    rows("y", y, dim, 0)?;
+    let z: Vec<f64> = x.iter().chain(y).copied().collect();
+    let n = z.len() / dim;
+    if n < 2 {
+        return Err(Error::InvalidData(
+            "the pooled sample has fewer than 2 rows; no pair distance exists".into(),
+        ));
+    }
+    let mut d = Vec::with_capacity(n * (n - 1) / 2);
+    for (i, zi) in z.chunks_exact(dim).enumerate() {
+        for zj in z[(i + 1) * dim..].chunks_exact(dim) {
+            d.push(sq_dist(zi, zj).sqrt());
+        }
+    }
+    Ok(median_in_place(&mut d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two points per sample: both statistics against the kernel sums written out by hand.
+    #[test]
+    fn matches_hand_computed_sums() {
+        let x = [0.0, 1.0];
+        let y = [2.0, 4.0];
+        let k = |a: f64, b: f64| (-(a - b) * (a - b) / 2.0).exp();
+        let kxx = 2.0 + 2.0 * k(0.0, 1.0);
+        let kyy = 2.0 + 2.0 * k(2.0, 4.0);
+        let kxy = k(0.0, 2.0) + k(0.0, 4.0) + k(1.0, 2.0) + k(1.0, 4.0);
+        let r = mmd(&x, &y, 1, 1.0).unwrap();
+        assert!((r.mmd2_biased - (kxx / 4.0 + kyy / 4.0 - 2.0 * kxy / 4.0)).abs() < 1e-15);
+        let u = 2.0 * k(0.0, 1.0) / 2.0 + 2.0 * k(2.0, 4.0) / 2.0 - 2.0 * kxy / 4.0;
+        assert!((r.mmd2_unbiased - u).abs() < 1e-15);
+    }
+
+    #[test]
+    fn median_even_and_odd() {
+        assert_eq!(median_in_place(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median_in_place(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+
+    #[test]
+    fn huge_bandwidth_gives_zero() {
+        // σ → ∞: every kernel value is 1, so both statistics vanish.
+        let r = mmd(&[0.0, 1.0, 5.0], &[2.0, 3.0], 1, 1e12).unwrap();
+        assert!(r.mmd2_biased.abs() < 1e-12 && r.mmd2_unbiased.abs() < 1e-12);
+    }
+}

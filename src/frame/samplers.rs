@@ -1,0 +1,132 @@
+//! DataFrames of a sampler [`Run`]: wide draws, per-step statistics, per-chain summary.
+
+use polars::prelude::*;
+
+use crate::error::Result;
+use crate::samplers::Run;
+
+impl Run {
+    /// Draws: columns `chain` (u32), `draw` (u32, 1-based step index), one f64 column per
+    /// parameter (named by the model). Wide format: `group_by("chain")` works directly.
+    pub fn draws(&self) -> Result<DataFrame> {
+        let d = self.dim();
+        let total: usize = self.chains.iter().map(|c| c.len()).sum();
+        let mut chain = Vec::with_capacity(total);
+        let mut draw = Vec::with_capacity(total);
+        let mut params: Vec<Vec<f64>> = vec![Vec::with_capacity(total); d];
+        for (i, c) in self.chains.iter().enumerate() {
+            for (k, row) in c.draws.chunks_exact(d.max(1)).enumerate() {
+                chain.push(i as u32);
+                draw.push(k as u32 + 1);
+                for (p, v) in params.iter_mut().zip(row) {
+                    p.push(*v);
+                }
+            }
+        }
+        let mut cols = vec![
+            Column::new("chain".into(), chain),
+            Column::new("draw".into(), draw),
+        ];
+        for (name, values) in self.param_names.iter().zip(params) {
+            cols.push(Column::new(name.as_str().into(), values));
+        }
+        Ok(DataFrame::new_infer_height(cols)?)
+    }
+
+    /// Per-step statistics: `chain`, `draw`, `accepted`, `log_alpha`, `clip_fraction`,
+    /// `grad_clip_fraction` (null without gradients), `batch_var` (null for full-data kernels),
+    /// `decision_changed`, `nonfinite`. Clip fractions are non-private diagnostics.
+    pub fn stats(&self) -> Result<DataFrame> {
+        let (mut chain, mut draw, mut acc, mut la, mut cf, mut gcf, mut bv, mut dc, mut nf) = (
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+            vec![],
+        );
+        for (i, c) in self.chains.iter().enumerate() {
+            for (k, s) in c.stats.iter().enumerate() {
+                chain.push(i as u32);
+                draw.push(k as u32 + 1);
+                acc.push(s.accepted);
+                la.push(s.log_alpha);
+                cf.push(if s.rows > 0 {
+                    s.clipped as f64 / s.rows as f64
+                } else {
+                    f64::NAN
+                });
+                gcf.push((s.grad_rows > 0).then(|| s.grad_clipped as f64 / s.grad_rows as f64));
+                bv.push((!s.batch_var.is_nan()).then_some(s.batch_var));
+                dc.push(s.decision_changed);
+                nf.push(s.nonfinite);
+            }
+        }
+        let df = DataFrame::new_infer_height(vec![
+            Column::new("chain".into(), chain),
+            Column::new("draw".into(), draw),
+            Column::new("accepted".into(), acc),
+            Column::new("log_alpha".into(), la),
+            Column::new("clip_fraction".into(), cf),
+            Column::new("grad_clip_fraction".into(), gcf),
+            Column::new("batch_var".into(), bv),
+            Column::new("decision_changed".into(), dc),
+            Column::new("nonfinite".into(), nf),
+        ])?;
+        Ok(df)
+    }
+
+    /// Posterior summary of all draws (ArviZ names): `param`, `mean`, `sd`, `q05`, `q95`,
+    /// `ess_bulk`, `ess_tail`, `rhat`, `mcse_mean`. Use [`Run::kept_half`] or filter `draw` for
+    /// the thesis' burn-in.
+    pub fn summary(&self) -> Result<DataFrame> {
+        crate::frame::diagnostics::summary(&self.draws()?)
+    }
+
+    /// One row per chain: `chain`, `iterations`, `acceptance`, `clip_fraction`,
+    /// `grad_clip_fraction`, `rows_per_iteration`, `wall_seconds`, `stopped_early`.
+    pub fn chain_summary(&self) -> Result<DataFrame> {
+        let n = self.chains.len();
+        let df = DataFrame::new_infer_height(vec![
+            Column::new("chain".into(), (0..n as u32).collect::<Vec<_>>()),
+            Column::new(
+                "iterations".into(),
+                self.chains
+                    .iter()
+                    .map(|c| c.len() as u64)
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new("acceptance".into(), self.acceptance()),
+            Column::new("clip_fraction".into(), self.clip_fraction()),
+            Column::new("grad_clip_fraction".into(), self.grad_clip_fraction()),
+            Column::new(
+                "rows_per_iteration".into(),
+                self.chains
+                    .iter()
+                    .map(|c| {
+                        let r: u64 = c.stats.iter().map(|s| s.rows).sum();
+                        r as f64 / c.len().max(1) as f64
+                    })
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "wall_seconds".into(),
+                self.chains
+                    .iter()
+                    .map(|c| c.wall_seconds)
+                    .collect::<Vec<_>>(),
+            ),
+            Column::new(
+                "stopped_early".into(),
+                self.chains
+                    .iter()
+                    .map(|c| c.stopped_early)
+                    .collect::<Vec<_>>(),
+            ),
+        ])?;
+        Ok(df)
+    }
+}

@@ -1,0 +1,186 @@
+//! The circle model (Räisä 2021, §5.3): parameters `θ = (x, y)`, observed radii `r_j`,
+//! per row `ln p(r | x, y) = −a (x² + y² − r²)²`, flat prior.
+//!
+//! The posterior is a ring around the origin; its mean is `(0, 0)` (thesis §5.3), there is no
+//! exact sampler. The thesis draws `r_j ~ N(3, 1)` and uses `a = 10⁻⁵`.
+//!
+//! With `s = x² + y²` the ratio is `−a (s' − s)(s' + s − 2 r²)`, one multiply-add per row.
+
+use rand::RngExt;
+use rand_distr::StandardNormal;
+use std::sync::Arc;
+
+use crate::error::{Error, Result, check};
+use crate::models::Model;
+use crate::rng::chain_rng;
+
+/// The circle model on owned radii.
+#[derive(Clone, Debug)]
+pub struct CircleModel {
+    /// `r_j²`.
+    r2: Arc<[f64]>,
+    a: f64,
+}
+
+impl CircleModel {
+    /// The thesis' `a = 10⁻⁵` (Table 5.1, `circle.py`).
+    pub const THESIS_A: f64 = 1e-5;
+
+    /// A circle model on the radii `radii` (finite, non-empty) with scale `a > 0`.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{CircleModel, Model};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let model = CircleModel::new(&[3.0, 2.5, 3.5], 1e-5)?;
+    /// assert_eq!((model.dim(), model.n_rows()), (2, 3));
+    /// assert_eq!(model.log_lik_row(&[3.0, 0.0], 0), 0.0);
+    /// assert!(CircleModel::new(&[], 1e-5).is_err()); // no data
+    /// # Ok(()) }
+    /// ```
+    pub fn new(radii: &[f64], a: f64) -> Result<Self> {
+        check::positive("a", a)?;
+        if radii.is_empty() {
+            return Err(Error::InvalidData(
+                "no radii: the circle model needs at least one row".into(),
+            ));
+        }
+        check::all_finite("radii", radii)?;
+        Ok(Self {
+            r2: radii.iter().map(|r| r * r).collect(),
+            a,
+        })
+    }
+
+    /// `n` radii `r_j ~ N(3, 1)` from `chain_rng(seed, 0)` (the thesis' data law).
+    ///
+    /// ```
+    /// use dp_mcmc::models::CircleModel;
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let r = CircleModel::generate_radii(1000, 1)?;
+    /// assert_eq!(r.len(), 1000);
+    /// assert!(CircleModel::generate_radii(0, 1).is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn generate_radii(n: usize, seed: u64) -> Result<Vec<f64>> {
+        check::at_least_one("n", n)?;
+        let mut rng = chain_rng(seed, 0);
+        Ok((0..n)
+            .map(|_| 3.0 + rng.sample::<f64, _>(StandardNormal))
+            .collect())
+    }
+
+    /// The scale `a`.
+    pub fn a(&self) -> f64 {
+        self.a
+    }
+
+    /// The squared radii `r_j²`.
+    pub fn radii_squared(&self) -> &[f64] {
+        &self.r2
+    }
+}
+
+#[inline]
+fn sq_norm(theta: &[f64]) -> f64 {
+    theta[0] * theta[0] + theta[1] * theta[1]
+}
+
+impl Model for CircleModel {
+    fn dim(&self) -> usize {
+        2
+    }
+
+    fn n_rows(&self) -> usize {
+        self.r2.len()
+    }
+
+    fn param_names(&self) -> Vec<String> {
+        vec!["x".into(), "y".into()]
+    }
+
+    /// Flat prior: 0.
+    fn log_prior(&self, _theta: &[f64]) -> f64 {
+        0.0
+    }
+
+    fn grad_log_prior(&self, _theta: &[f64], grad: &mut [f64]) {
+        grad.fill(0.0);
+    }
+
+    fn log_lik_row(&self, theta: &[f64], row: usize) -> f64 {
+        let e = sq_norm(theta) - self.r2[row];
+        -self.a * e * e
+    }
+
+    fn has_gradient(&self) -> bool {
+        true
+    }
+
+    fn grad_log_lik_row(&self, theta: &[f64], row: usize, grad: &mut [f64]) -> Result<()> {
+        check::len("grad", grad.len(), 2)?;
+        let f = -4.0 * self.a * (sq_norm(theta) - self.r2[row]);
+        grad[0] = f * theta[0];
+        grad[1] = f * theta[1];
+        Ok(())
+    }
+
+    fn has_direct_ratio(&self) -> bool {
+        true
+    }
+
+    fn log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
+        let s = sq_norm(theta);
+        let a = self.a;
+        let end = start + out.len();
+        for (o, &r2) in out.iter_mut().zip(&self.r2[start..end]) {
+            let e = s - r2;
+            *o = -a * e * e;
+        }
+    }
+
+    fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
+        let (s, s_new) = (sq_norm(theta), sq_norm(theta_new));
+        // −a(s' − s)(s' + s − 2r²) = c2·r² + c1
+        let c2 = 2.0 * self.a * (s_new - s);
+        let c1 = -self.a * (s_new - s) * (s_new + s);
+        let end = start + out.len();
+        for (o, &r2) in out.iter_mut().zip(&self.r2[start..end]) {
+            *o = c2 * r2 + c1;
+        }
+    }
+
+    fn log_lik_ratio_indexed(
+        &self,
+        theta: &[f64],
+        theta_new: &[f64],
+        rows: &[usize],
+        out: &mut [f64],
+    ) {
+        let (s, s_new) = (sq_norm(theta), sq_norm(theta_new));
+        let c2 = 2.0 * self.a * (s_new - s);
+        let c1 = -self.a * (s_new - s) * (s_new + s);
+        for (o, &j) in out.iter_mut().zip(rows) {
+            *o = c2 * self.r2[j] + c1;
+        }
+    }
+
+    fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
+        if !out.len().is_multiple_of(2) {
+            return Err(Error::DimensionMismatch {
+                name: "grad_log_lik_rows output (a multiple of d = 2)",
+                expected: out.len() + 1,
+                got: out.len(),
+            });
+        }
+        let s = sq_norm(theta);
+        let (x, y) = (theta[0], theta[1]);
+        let f0 = -4.0 * self.a;
+        let end = start + out.len() / 2;
+        for (g, &r2) in out.chunks_exact_mut(2).zip(&self.r2[start..end]) {
+            let f = f0 * (s - r2);
+            g[0] = f * x;
+            g[1] = f * y;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,496 @@
+//! The Gaussian model with known covariance (Räisä 2021, §5.1): `x_j ~ N(θ, Σ)`,
+//! `θ ~ N(0, σ₀² I)`, its data generator and its closed-form posterior.
+//!
+//! Per row `ln p(x | θ) = −½ (x − θ)ᵀ Σ⁻¹ (x − θ)` (= `−½‖L⁻¹(x − θ)‖²`, Cholesky `Σ = LLᵀ`;
+//! the constant `−½ ln det(2πΣ)` is dropped, as in the thesis code: it cancels in every ratio).
+//!
+//! **Prior variance.** Table 5.1 gives `σ₀² = 100` for the correlated Gaussian, and the thesis
+//! code's exact-posterior sampler uses `Σ₀ = 100 I`; its MCMC log-prior however uses
+//! `norm.logpdf(θ, scale=100)`, a prior *variance* of 10⁴ (spec §4.1 item 6). This crate uses
+//! one prior everywhere: the sampler's [`Model::log_prior`] and [`GaussianPosterior`] both use
+//! the variance given to [`GaussianModel::new`] (100 in the `hard-gauss-2d` preset). At
+//! `n = 2·10⁵` the two choices move the posterior mean by 1.5·10⁻⁷ (7·10⁻⁵ posterior sds).
+//! To target the thesis code's MCMC prior, build the model with `prior_var = 1e4` (its
+//! [`GaussianModel::posterior`] then matches that prior too).
+//!
+//! The per-row ratio is linear in the row: `r_j = wᵀ(x_j − (θ + θ')/2)` with `w = Σ⁻¹(θ' − θ)`;
+//! with a block-diagonal `Σ` a one-coordinate change touches only the columns of its block.
+
+use nalgebra::{DMatrix, DVector};
+use rand::{Rng, RngExt};
+use rand_distr::StandardNormal;
+use rayon::prelude::*;
+
+use crate::error::{Error, Result, check};
+use crate::models::{ColumnData, Model, linear};
+use crate::rng::chain_rng;
+
+/// The block-diagonal covariance of spec §5.2: block `k` (coordinates `2k, 2k+1`) is
+/// `[[1, ρ], [ρ, 1]] / (k + 1)`. The thesis' correlated Gaussian is `d = 2`, `ρ = 0.999`.
+///
+/// ```
+/// use dp_mcmc::models::block_correlated_cov;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let s = block_correlated_cov(4, 0.999)?;
+/// assert_eq!(s[(0, 1)], 0.999);
+/// assert_eq!(s[(3, 2)], 0.999 / 2.0);
+/// assert_eq!(s[(1, 2)], 0.0);
+/// assert!(block_correlated_cov(3, 0.999).is_err()); // d must be even
+/// # Ok(()) }
+/// ```
+pub fn block_correlated_cov(d: usize, rho: f64) -> Result<DMatrix<f64>> {
+    if d < 2 || !d.is_multiple_of(2) {
+        return Err(Error::invalid(
+            "d",
+            d,
+            "must be an even number >= 2 (the covariance has 2×2 blocks)",
+        ));
+    }
+    if !(rho.is_finite() && rho.abs() < 1.0) {
+        return Err(Error::invalid(
+            "rho",
+            rho,
+            "must lie strictly between -1 and 1",
+        ));
+    }
+    let mut s = DMatrix::zeros(d, d);
+    for k in 0..d / 2 {
+        let f = 1.0 / (k as f64 + 1.0);
+        let (i, j) = (2 * k, 2 * k + 1);
+        s[(i, i)] = f;
+        s[(j, j)] = f;
+        s[(i, j)] = rho * f;
+        s[(j, i)] = rho * f;
+    }
+    Ok(s)
+}
+
+/// Checks that `cov` is a finite, symmetric, positive-definite `d × d` matrix and returns its
+/// Cholesky factor `L` (lower triangular).
+fn cholesky_of(cov: &DMatrix<f64>, d: usize) -> Result<DMatrix<f64>> {
+    check::len("cov rows", cov.nrows(), d)?;
+    check::len("cov columns", cov.ncols(), d)?;
+    check::all_finite("cov", cov.as_slice())?;
+    let scale = cov.amax();
+    for i in 0..d {
+        for j in 0..i {
+            if (cov[(i, j)] - cov[(j, i)]).abs() > 1e-12 * scale {
+                return Err(Error::invalid(
+                    "cov",
+                    format!("[{i},{j}] = {} vs [{j},{i}] = {}", cov[(i, j)], cov[(j, i)]),
+                    "must be symmetric",
+                ));
+            }
+        }
+    }
+    cov.clone().cholesky().map(|c| c.l()).ok_or_else(|| {
+        Error::invalid(
+            "cov",
+            "(matrix)",
+            "must be positive definite (its Cholesky factorisation failed)",
+        )
+    })
+}
+
+/// Draws `n` rows `x = θ + L z` (z ~ N(0, I); column `i` of `z` from stream `i` of
+/// `chain_rng(seed, ·)`).
+///
+/// ```
+/// use dp_mcmc::models::{block_correlated_cov, generate_gaussian};
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let cov = block_correlated_cov(2, 0.999)?;
+/// let data = generate_gaussian(&[0.0, 3.0], &cov, 1000, 1)?;
+/// assert_eq!(data.n_rows(), 1000);
+/// assert!(generate_gaussian(&[0.0, 3.0, 1.0], &cov, 1000, 1).is_err());
+/// # Ok(()) }
+/// ```
+pub fn generate_gaussian(
+    theta: &[f64],
+    cov: &DMatrix<f64>,
+    n: usize,
+    seed: u64,
+) -> Result<ColumnData> {
+    let d = theta.len();
+    check::all_finite("theta", theta)?;
+    check::at_least_one("n", n)?;
+    let chol = cholesky_of(cov, d)?;
+    let z: Vec<Vec<f64>> = (0..d)
+        .into_par_iter()
+        .map(|i| {
+            let mut rng = chain_rng(seed, i as u64);
+            (0..n)
+                .map(|_| rng.sample::<f64, _>(StandardNormal))
+                .collect()
+        })
+        .collect();
+    let columns = (0..d)
+        .map(|k| {
+            let mut x = vec![theta[k]; n];
+            for (l_kl, zl) in (0..=k).map(|l| (chol[(k, l)], &z[l])) {
+                if l_kl != 0.0 {
+                    for (xi, &zi) in x.iter_mut().zip(zl) {
+                        *xi += l_kl * zi;
+                    }
+                }
+            }
+            x
+        })
+        .collect();
+    ColumnData::from_columns(columns)
+}
+
+/// The Gaussian model with known covariance on owned, column-major data.
+#[derive(Clone, Debug)]
+pub struct GaussianModel {
+    data: ColumnData,
+    cov: DMatrix<f64>,
+    /// `Σ⁻¹`, row-major.
+    prec: Vec<f64>,
+    /// Non-zero entries `(i, l, P_il)` of `Σ⁻¹` with `i <= l`.
+    prec_upper: Vec<(usize, usize, f64)>,
+    prior_var: f64,
+    tempering: f64,
+}
+
+impl GaussianModel {
+    /// A Gaussian model on `data` (`n × d`) with likelihood covariance `cov` (`d × d`,
+    /// symmetric positive definite) and prior `N(0, prior_var · I)`.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{block_correlated_cov, generate_gaussian, GaussianModel, Model};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let cov = block_correlated_cov(2, 0.999)?;
+    /// let data = generate_gaussian(&[0.0, 3.0], &cov, 1000, 1)?;
+    /// let model = GaussianModel::new(data.clone(), cov.clone(), 100.0)?;
+    /// assert_eq!(model.dim(), 2);
+    /// assert!(GaussianModel::new(data, cov, -1.0).is_err()); // prior variance must be > 0
+    /// # Ok(()) }
+    /// ```
+    pub fn new(data: ColumnData, cov: DMatrix<f64>, prior_var: f64) -> Result<Self> {
+        let d = data.n_cols();
+        check::positive("prior_var", prior_var)?;
+        let l = cholesky_of(&cov, d)?;
+        let l_inv = l
+            .solve_lower_triangular(&DMatrix::identity(d, d))
+            .ok_or_else(|| Error::Numerical {
+                what: "GaussianModel::new",
+                reason:
+                    "the Cholesky factor of `cov` is singular; use a better-conditioned covariance"
+                        .into(),
+            })?;
+        let p = l_inv.transpose() * l_inv;
+        let mut prec = vec![0.0; d * d];
+        let mut prec_upper = Vec::new();
+        for i in 0..d {
+            for l in 0..d {
+                let v = 0.5 * (p[(i, l)] + p[(l, i)]);
+                prec[i * d + l] = v;
+                if l >= i && v != 0.0 {
+                    prec_upper.push((i, l, v));
+                }
+            }
+        }
+        Ok(Self {
+            data,
+            cov,
+            prec,
+            prec_upper,
+            prior_var,
+            tempering: 1.0,
+        })
+    }
+
+    /// Tempers the likelihood by `T ∈ (0, 1]` (the thesis does not temper this model).
+    ///
+    /// ```
+    /// use dp_mcmc::models::{block_correlated_cov, generate_gaussian, GaussianModel, Model};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let cov = block_correlated_cov(2, 0.5)?;
+    /// let model = GaussianModel::new(generate_gaussian(&[0.0, 0.0], &cov, 10, 1)?, cov, 100.0)?;
+    /// assert_eq!(model.clone().with_tempering(0.5)?.tempering(), 0.5);
+    /// assert!(model.with_tempering(1.5).is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn with_tempering(mut self, tempering: f64) -> Result<Self> {
+        self.tempering = check::rate("tempering", tempering)?;
+        Ok(self)
+    }
+
+    /// The likelihood covariance `Σ`.
+    pub fn cov(&self) -> &DMatrix<f64> {
+        &self.cov
+    }
+
+    /// The prior variance `σ₀²`.
+    pub fn prior_var(&self) -> f64 {
+        self.prior_var
+    }
+
+    /// The data.
+    pub fn data(&self) -> &ColumnData {
+        &self.data
+    }
+
+    /// The closed-form (tempered) posterior for this model's data.
+    pub fn posterior(&self) -> Result<GaussianPosterior> {
+        GaussianPosterior::from_sufficient(
+            &self.data.column_means(),
+            self.data.n_rows(),
+            &self.cov,
+            self.prior_var,
+            self.tempering,
+        )
+    }
+
+    /// Coefficients `(w_k, c0_k)` of column `k`'s ratio term `w_k x_k + c0_k`:
+    /// `w_k = Σ_i P_ki (θ'_i − θ_i)`, `c0_k = −w_k (θ_k + θ'_k)/2`; `None` if `w_k = 0`.
+    #[inline]
+    fn ratio_coef(&self, theta: &[f64], theta_new: &[f64], k: usize) -> Option<(f64, f64)> {
+        let w: f64 = (0..self.dim())
+            .map(|i| self.p(k, i) * (theta_new[i] - theta[i]))
+            .sum();
+        (w != 0.0).then(|| (w, -w * 0.5 * (theta[k] + theta_new[k])))
+    }
+
+    #[inline]
+    fn p(&self, i: usize, l: usize) -> f64 {
+        self.prec[i * self.dim() + l]
+    }
+}
+
+impl Model for GaussianModel {
+    fn dim(&self) -> usize {
+        self.data.n_cols()
+    }
+
+    fn n_rows(&self) -> usize {
+        self.data.n_rows()
+    }
+
+    fn tempering(&self) -> f64 {
+        self.tempering
+    }
+
+    fn log_prior(&self, theta: &[f64]) -> f64 {
+        let d = self.dim() as f64;
+        let ss: f64 = theta.iter().map(|t| t * t).sum();
+        -0.5 * d * (2.0 * std::f64::consts::PI * self.prior_var).ln() - 0.5 * ss / self.prior_var
+    }
+
+    fn grad_log_prior(&self, theta: &[f64], grad: &mut [f64]) {
+        for (g, t) in grad.iter_mut().zip(theta) {
+            *g = -t / self.prior_var;
+        }
+    }
+
+    fn log_lik_row(&self, theta: &[f64], row: usize) -> f64 {
+        let mut q = 0.0;
+        for &(i, l, p) in &self.prec_upper {
+            let ei = self.data.get(row, i) - theta[i];
+            let el = self.data.get(row, l) - theta[l];
+            q += if i == l {
+                p * ei * el
+            } else {
+                2.0 * p * ei * el
+            };
+        }
+        -0.5 * q
+    }
+
+    fn has_gradient(&self) -> bool {
+        true
+    }
+
+    fn grad_log_lik_row(&self, theta: &[f64], row: usize, grad: &mut [f64]) -> Result<()> {
+        let d = self.dim();
+        check::len("grad", grad.len(), d)?;
+        for (i, g) in grad.iter_mut().enumerate() {
+            *g = (0..d)
+                .map(|l| self.p(i, l) * (self.data.get(row, l) - theta[l]))
+                .sum();
+        }
+        Ok(())
+    }
+
+    fn has_direct_ratio(&self) -> bool {
+        true
+    }
+
+    fn log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
+        out.fill(0.0);
+        let end = start + out.len();
+        for &(i, l, p) in &self.prec_upper {
+            let (ti, tl) = (theta[i], theta[l]);
+            let xi = &self.data.col(i)[start..end];
+            if i == l {
+                let h = -0.5 * p;
+                for (o, &x) in out.iter_mut().zip(xi) {
+                    let e = x - ti;
+                    *o += h * e * e;
+                }
+            } else {
+                let xl = &self.data.col(l)[start..end];
+                for ((o, &a), &b) in out.iter_mut().zip(xi).zip(xl) {
+                    *o -= p * (a - ti) * (b - tl);
+                }
+            }
+        }
+    }
+
+    fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
+        let end = start + out.len();
+        let d = self.dim();
+        let constant = (0..d)
+            .filter_map(|k| self.ratio_coef(theta, theta_new, k))
+            .map(|(_, c0)| c0)
+            .sum();
+        let terms = (0..d).filter_map(|k| {
+            self.ratio_coef(theta, theta_new, k)
+                .map(|(w, _)| (w, &self.data.col(k)[start..end]))
+        });
+        linear::rows(out, constant, terms);
+    }
+
+    fn log_lik_ratio_indexed(
+        &self,
+        theta: &[f64],
+        theta_new: &[f64],
+        rows: &[usize],
+        out: &mut [f64],
+    ) {
+        let d = self.dim();
+        let constant = (0..d)
+            .filter_map(|k| self.ratio_coef(theta, theta_new, k))
+            .map(|(_, c0)| c0)
+            .sum();
+        let terms = (0..d).filter_map(|k| {
+            self.ratio_coef(theta, theta_new, k)
+                .map(|(w, _)| (w, self.data.col(k)))
+        });
+        linear::indexed(out, rows, constant, terms);
+    }
+
+    fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
+        let d = self.dim();
+        if !out.len().is_multiple_of(d) {
+            return Err(Error::DimensionMismatch {
+                name: "grad_log_lik_rows output (a multiple of d)",
+                expected: out.len().div_ceil(d) * d,
+                got: out.len(),
+            });
+        }
+        out.fill(0.0);
+        let end = start + out.len() / d;
+        for &(i, l, p) in &self.prec_upper {
+            let (ti, tl) = (theta[i], theta[l]);
+            // g_i += P_il (x_l − θ_l), and symmetrically g_l += P_li (x_i − θ_i)
+            for (g, &x) in out.chunks_exact_mut(d).zip(&self.data.col(l)[start..end]) {
+                g[i] += p * (x - tl);
+            }
+            if i != l {
+                for (g, &x) in out.chunks_exact_mut(d).zip(&self.data.col(i)[start..end]) {
+                    g[l] += p * (x - ti);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The Gaussian posterior `N(μ_n, Σ_n)` of the model `x_j ~ N(θ, Σ)`, `θ ~ N(0, σ₀² I)`,
+/// likelihood tempered by `T`: with `S = σ₀² (σ₀² I + Σ/(Tn))⁻¹`, `μ_n = S x̄` and
+/// `Σ_n = S Σ/(Tn)` (the thesis code's formula, [GCS⁺14, §3.5]).
+#[derive(Clone, Debug)]
+pub struct GaussianPosterior {
+    mean: Vec<f64>,
+    cov: DMatrix<f64>,
+    chol: DMatrix<f64>,
+}
+
+impl GaussianPosterior {
+    /// The posterior from the sufficient statistics `x̄` (column means) and `n`.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{block_correlated_cov, GaussianPosterior};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// // Worked example of shared/ref/diagnostics/README.md §3.
+    /// let cov = block_correlated_cov(2, 0.999)?;
+    /// let post = GaussianPosterior::from_sufficient(&[0.01, 3.02], 200_000, &cov, 100.0, 1.0)?;
+    /// assert!((post.mean()[0] - 0.009999848651015135).abs() < 1e-13);
+    /// assert!(GaussianPosterior::from_sufficient(&[0.01], 200_000, &cov, 100.0, 1.0).is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn from_sufficient(
+        xbar: &[f64],
+        n: usize,
+        cov: &DMatrix<f64>,
+        prior_var: f64,
+        tempering: f64,
+    ) -> Result<Self> {
+        let d = xbar.len();
+        check::all_finite("xbar", xbar)?;
+        check::at_least_one("n", n)?;
+        check::positive("prior_var", prior_var)?;
+        check::rate("tempering", tempering)?;
+        cholesky_of(cov, d)?;
+        let tn = tempering * n as f64;
+        let sigma_n = cov / tn;
+        let a = DMatrix::identity(d, d) * prior_var + &sigma_n;
+        let a_chol = a.cholesky().ok_or_else(|| Error::Numerical {
+            what: "GaussianPosterior",
+            reason: "σ₀² I + Σ/(Tn) is not positive definite".into(),
+        })?;
+        let mean = a_chol.solve(&DVector::from_column_slice(xbar)) * prior_var;
+        let c = a_chol.solve(&sigma_n) * prior_var;
+        let cov_post = (&c + c.transpose()) * 0.5;
+        let chol = cov_post
+            .clone()
+            .cholesky()
+            .map(|c| c.l())
+            .ok_or_else(|| Error::Numerical {
+                what: "GaussianPosterior",
+                reason: "the posterior covariance is not positive definite in f64".into(),
+            })?;
+        Ok(Self {
+            mean: mean.iter().copied().collect(),
+            cov: cov_post,
+            chol,
+        })
+    }
+
+    /// Dimension `d`.
+    pub fn dim(&self) -> usize {
+        self.mean.len()
+    }
+
+    /// Posterior mean `μ_n`.
+    pub fn mean(&self) -> &[f64] {
+        &self.mean
+    }
+
+    /// Posterior covariance `Σ_n`.
+    pub fn covariance(&self) -> &DMatrix<f64> {
+        &self.cov
+    }
+
+    /// Posterior standard deviations `sqrt(diag Σ_n)`.
+    pub fn std(&self) -> Vec<f64> {
+        (0..self.dim()).map(|i| self.cov[(i, i)].sqrt()).collect()
+    }
+
+    /// Exact draws `μ_n + L z` (one `Vec` of length `d` per draw).
+    pub fn sample<R: Rng + ?Sized>(&self, n_draws: usize, rng: &mut R) -> Vec<Vec<f64>> {
+        let d = self.dim();
+        let mut z = vec![0.0; d];
+        (0..n_draws)
+            .map(|_| {
+                for zi in z.iter_mut() {
+                    *zi = rng.sample(StandardNormal);
+                }
+                (0..d)
+                    .map(|k| self.mean[k] + (0..=k).map(|l| self.chol[(k, l)] * z[l]).sum::<f64>())
+                    .collect()
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,219 @@
+//! Logistic regression as Yildirim & Ermis (2019) use it with DP penalty: `y_j ∈ {0, 1}`,
+//! `P(y_j = 1 | θ) = σ(x_jᵀθ)`, prior `θ ~ N(0, σ₀² I)`.
+//!
+//! Per row `ln p(y | x, θ) = y η − ln(1 + e^η)` with `η = xᵀθ`, gradient `(y − σ(η)) x`.
+//! The log-likelihood has slope `|y − σ(η)| ≤ 1` in `η`, so
+//! `|r_j| ≤ ‖x_j‖ · ‖θ' − θ‖` and `‖∇ ln p(y_j | x_j, θ)‖ ≤ ‖x_j‖`: a per-row Lipschitz bound.
+//! Add a column of ones to `x` for an intercept.
+
+use crate::error::{Error, Result, check};
+use crate::models::{ColumnData, Model};
+
+/// `ln(1 + e^t)`, accurate for every `t`.
+#[inline]
+fn softplus(t: f64) -> f64 {
+    if t > 0.0 {
+        t + (-t).exp().ln_1p()
+    } else {
+        t.exp().ln_1p()
+    }
+}
+
+/// `y η − ln(1 + e^η)`.
+#[inline]
+fn log_lik(eta: f64, y: f64) -> f64 {
+    y * eta - softplus(eta)
+}
+
+/// Logistic regression on owned, column-major covariates.
+#[derive(Clone, Debug)]
+pub struct LogisticModel {
+    x: ColumnData,
+    y: std::sync::Arc<[f64]>,
+    prior_var: f64,
+    lipschitz: f64,
+}
+
+/// Rows per block in the ratio loops (stack buffers; no allocation).
+const BLOCK: usize = 256;
+
+impl LogisticModel {
+    /// Logistic regression of `y` (each 0 or 1, one per row of `x`) on the covariates `x`
+    /// (`n × p`), prior `N(0, prior_var · I)`.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{ColumnData, LogisticModel, Model};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// // intercept column and one covariate
+    /// let x = ColumnData::from_columns(vec![vec![1.0; 4], vec![-1.0, 0.5, 2.0, 3.0]])?;
+    /// let model = LogisticModel::new(x.clone(), &[0.0, 0.0, 1.0, 1.0], 10.0)?;
+    /// assert_eq!(model.dim(), 2);
+    /// assert!((model.lipschitz_bound() - 10f64.sqrt()).abs() < 1e-15);
+    /// assert!(LogisticModel::new(x, &[0.0, 2.0, 1.0, 1.0], 10.0).is_err()); // y must be 0/1
+    /// # Ok(()) }
+    /// ```
+    pub fn new(x: ColumnData, y: &[f64], prior_var: f64) -> Result<Self> {
+        check::positive("prior_var", prior_var)?;
+        check::len("y", y.len(), x.n_rows())?;
+        if let Some(j) = y.iter().position(|&v| v != 0.0 && v != 1.0) {
+            return Err(Error::InvalidData(format!(
+                "y has the value {} at row {j}; logistic regression needs every y in {{0, 1}}",
+                y[j]
+            )));
+        }
+        let mut norms2 = vec![0.0; x.n_rows()];
+        for i in 0..x.n_cols() {
+            for (s, &v) in norms2.iter_mut().zip(x.col(i)) {
+                *s += v * v;
+            }
+        }
+        let lipschitz = norms2.iter().fold(0.0_f64, |m, &s| m.max(s)).sqrt();
+        Ok(Self {
+            x,
+            y: y.into(),
+            prior_var,
+            lipschitz,
+        })
+    }
+
+    /// `max_j ‖x_j‖`: with it, `|r_j| ≤ L ‖θ' − θ‖` and every per-row gradient has norm `≤ L`.
+    ///
+    /// Using `L · ‖θ' − θ‖` as the clip bound of a DP kernel means nothing is clipped, but
+    /// **this number is computed from the data and is itself not private**: releasing it, or a
+    /// clip bound derived from it, leaks information about the largest row. Set the clip bound
+    /// from public knowledge instead (e.g. a known bound on `‖x‖`, or covariates scaled to a
+    /// known range).
+    pub fn lipschitz_bound(&self) -> f64 {
+        self.lipschitz
+    }
+
+    /// The prior variance `σ₀²`.
+    pub fn prior_var(&self) -> f64 {
+        self.prior_var
+    }
+
+    #[inline]
+    fn eta(&self, theta: &[f64], row: usize) -> f64 {
+        theta
+            .iter()
+            .enumerate()
+            .map(|(i, t)| t * self.x.get(row, i))
+            .sum()
+    }
+
+    /// `η_j` for rows `start .. start + out.len()` into `out` (column by column).
+    fn eta_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
+        out.fill(0.0);
+        let end = start + out.len();
+        for (i, &t) in theta.iter().enumerate() {
+            if t != 0.0 {
+                for (o, &x) in out.iter_mut().zip(&self.x.col(i)[start..end]) {
+                    *o += t * x;
+                }
+            }
+        }
+    }
+}
+
+impl Model for LogisticModel {
+    fn dim(&self) -> usize {
+        self.x.n_cols()
+    }
+
+    fn n_rows(&self) -> usize {
+        self.x.n_rows()
+    }
+
+    fn log_prior(&self, theta: &[f64]) -> f64 {
+        let ss: f64 = theta.iter().map(|t| t * t).sum();
+        -0.5 * theta.len() as f64 * (2.0 * std::f64::consts::PI * self.prior_var).ln()
+            - 0.5 * ss / self.prior_var
+    }
+
+    fn grad_log_prior(&self, theta: &[f64], grad: &mut [f64]) {
+        for (g, t) in grad.iter_mut().zip(theta) {
+            *g = -t / self.prior_var;
+        }
+    }
+
+    fn log_lik_row(&self, theta: &[f64], row: usize) -> f64 {
+        log_lik(self.eta(theta, row), self.y[row])
+    }
+
+    fn has_gradient(&self) -> bool {
+        true
+    }
+
+    fn grad_log_lik_row(&self, theta: &[f64], row: usize, grad: &mut [f64]) -> Result<()> {
+        check::len("grad", grad.len(), self.dim())?;
+        let eta = self.eta(theta, row);
+        let f = self.y[row] - 1.0 / (1.0 + (-eta).exp());
+        for (i, g) in grad.iter_mut().enumerate() {
+            *g = f * self.x.get(row, i);
+        }
+        Ok(())
+    }
+
+    fn log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
+        self.eta_rows(theta, start, out);
+        let end = start + out.len();
+        for (o, &y) in out.iter_mut().zip(&self.y[start..end]) {
+            *o = log_lik(*o, y);
+        }
+    }
+
+    fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
+        // η for every row, then η' = η + Σ_{changed i} (θ'_i − θ_i) x_i block by block.
+        self.eta_rows(theta, start, out);
+        let mut buf = [0.0; BLOCK];
+        for (b, chunk) in out.chunks_mut(BLOCK).enumerate() {
+            let s = start + b * BLOCK;
+            let delta = &mut buf[..chunk.len()];
+            delta.fill(0.0);
+            for (i, (&t, &t_new)) in theta.iter().zip(theta_new).enumerate() {
+                if t != t_new {
+                    let dt = t_new - t;
+                    for (dl, &x) in delta.iter_mut().zip(&self.x.col(i)[s..s + chunk.len()]) {
+                        *dl += dt * x;
+                    }
+                }
+            }
+            for ((o, &dl), &y) in chunk.iter_mut().zip(delta.iter()).zip(&self.y[s..]) {
+                *o = log_lik(*o + dl, y) - log_lik(*o, y);
+            }
+        }
+    }
+
+    fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
+        let d = self.dim();
+        if !out.len().is_multiple_of(d) {
+            return Err(Error::DimensionMismatch {
+                name: "grad_log_lik_rows output (a multiple of d)",
+                expected: out.len().div_ceil(d) * d,
+                got: out.len(),
+            });
+        }
+        let rows = out.len() / d;
+        let mut f = [0.0; BLOCK];
+        for b in 0..rows.div_ceil(BLOCK) {
+            let s = start + b * BLOCK;
+            let len = BLOCK.min(rows - b * BLOCK);
+            let f = &mut f[..len];
+            self.eta_rows(theta, s, f);
+            for (fk, &y) in f.iter_mut().zip(&self.y[s..s + len]) {
+                *fk = y - 1.0 / (1.0 + (-*fk).exp());
+            }
+            let block = &mut out[b * BLOCK * d..(b * BLOCK + len) * d];
+            for i in 0..d {
+                for ((g, &fk), &x) in block
+                    .chunks_exact_mut(d)
+                    .zip(f.iter())
+                    .zip(&self.x.col(i)[s..s + len])
+                {
+                    g[i] = fk * x;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,116 @@
+//! The run driver: chains in parallel (rayon), one RNG stream per chain, progress, time bound.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+use super::kernel::Kernel;
+use super::run::ChainTrace;
+use super::settings::RunSettings;
+use crate::error::{Error, Result};
+use crate::models::Model;
+use crate::rng::chain_rng;
+
+/// Run `settings.chains` chains of `kernel` on `model` for `iterations` steps each.
+/// Chain `i` uses `chain_rng(seed, i)`, so the result does not depend on the thread count.
+pub fn run_chains<K: Kernel, M: Model + ?Sized>(
+    kernel: &K,
+    model: &M,
+    settings: &RunSettings,
+    iterations: usize,
+) -> Result<Vec<ChainTrace>> {
+    kernel.validate(model)?;
+    let starts = settings.start_points(model.dim())?;
+    let bar = progress_bar(settings, iterations);
+    let deadline = settings.max_time;
+    let work = || {
+        starts
+            .par_iter()
+            .enumerate()
+            .map(|(i, theta0)| {
+                run_one(
+                    kernel,
+                    model,
+                    theta0,
+                    i,
+                    settings.seed,
+                    iterations,
+                    deadline,
+                    &bar,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let results = match settings.threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .map_err(|e| Error::invalid("threads", n, format!("cannot build a thread pool: {e}")))?
+            .install(work),
+        None => work(),
+    };
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    results.into_iter().collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_one<K: Kernel, M: Model + ?Sized>(
+    kernel: &K,
+    model: &M,
+    theta0: &[f64],
+    chain: usize,
+    seed: u64,
+    iterations: usize,
+    deadline: Option<Duration>,
+    bar: &Option<Arc<ProgressBar>>,
+) -> Result<ChainTrace> {
+    let t0 = Instant::now();
+    let mut rng = chain_rng(seed, chain as u64);
+    let wrap = |e: Error| Error::Chain {
+        chain,
+        source: Box::new(e),
+    };
+    let mut state = kernel.init(model, theta0, &mut rng).map_err(wrap)?;
+    let dim = model.dim();
+    let mut trace = ChainTrace {
+        start: theta0.to_vec(),
+        draws: Vec::with_capacity(iterations * dim),
+        stats: Vec::with_capacity(iterations),
+        ..ChainTrace::default()
+    };
+    let tick = (iterations / 100).max(1);
+    for it in 0..iterations {
+        let info = kernel.step(model, &mut state, &mut rng);
+        trace.stats.push(info);
+        trace.draws.extend_from_slice(kernel.position(&state));
+        if (it + 1) % tick == 0 {
+            if let Some(b) = bar {
+                b.inc(tick as u64);
+            }
+            if deadline.is_some_and(|d| t0.elapsed() > d) && it + 1 < iterations {
+                trace.stopped_early = true;
+                break;
+            }
+        }
+    }
+    trace.wall_seconds = t0.elapsed().as_secs_f64();
+    Ok(trace)
+}
+
+fn progress_bar(settings: &RunSettings, iterations: usize) -> Option<Arc<ProgressBar>> {
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+    if !settings.progress || ci || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new((iterations * settings.chains) as u64);
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} iterations ({eta} left)")
+    {
+        bar.set_style(style);
+    }
+    Some(Arc::new(bar))
+}

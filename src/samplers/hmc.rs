@@ -1,0 +1,322 @@
+//! Hamiltonian Monte Carlo: the non-private baseline (optionally with clipped log-likelihood
+//! ratios, thesis §3.2) and DP HMC (thesis Chapter 4, Algorithm 4 corrected per spec §3.7).
+//!
+//! DP HMC releases a noisy clipped gradient at every leapfrog position,
+//! `G(θ) = T·(Σ_j clip_{b_g}(∇ℓ_j(θ)) + N(0, σ_g² I)) + ∇ln p(θ)` with `σ_g = 2τ_g√n·b_g`,
+//! and a noisy clipped log-likelihood ratio with noise std `τ_l√n·2b_lΔ` in
+//! `ΔH = ½Σp₀²/m − ½Σp²/m + T·(Σ_j clip(r_j, ±b_lΔ) + ξ) + ln p(θ') − ln p(θ)`; it accepts iff
+//! `ln U < ΔH − ½(T·τ_l√n·2b_lΔ)²`.
+//!
+//! **Gradient variants.** [`GradientMode::Fresh`] (default; final thesis) draws a fresh noisy
+//! gradient at the start of every iteration: `k(L+1)` gradient releases. [`GradientMode::Reuse`]
+//! (March thesis text, Algorithm 4) re-uses the end-point gradient of the last accepted
+//! trajectory: `kL+1` releases. Fresh is the default because the re-used noisy gradient is not
+//! part of the chain's state, so the reversibility argument (Theorem 10) does not cover it.
+//!
+//! The baseline is the same kernel with no noise and no gradient clipping. A seeded PRNG
+//! reproduces research runs; it is not a secure source for a real DP release.
+
+use rand::RngExt;
+use rand_distr::{Distribution, StandardNormal};
+use serde::{Deserialize, Serialize};
+
+use super::kernel::{Kernel, StepInfo, metropolis};
+use super::pass::{GradBuffer, RowCache};
+use super::proposal::{ClipDistance, distance};
+use crate::error::{Error, Result, check};
+use crate::models::Model;
+use crate::rng::ChainRng;
+
+/// Where the first half-step's gradient of each iteration comes from (the accountant's
+/// [`Gradient`](crate::accounting::Gradient): `Fresh`, `k(L+1)` evaluations, or `Reuse`, `kL+1`).
+pub use crate::accounting::Gradient as GradientMode;
+
+/// Privacy noise of DP HMC (absent for the non-private baseline).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HmcNoise {
+    /// Log-likelihood-ratio noise scale τ_l.
+    pub tau_l: f64,
+    /// Gradient noise scale τ_g.
+    pub tau_g: f64,
+    /// Per-row gradient clip bound b_g (L2).
+    pub grad_clip: f64,
+}
+
+/// HMC kernel settings (build with [`Hmc`](super::Hmc) or [`DpHmc`](super::DpHmc)).
+#[derive(Clone, Debug)]
+pub struct HmcKernel {
+    /// Leapfrog steps L.
+    pub leapfrog_steps: usize,
+    /// Step size η.
+    pub step_size: f64,
+    /// Diagonal mass matrix.
+    pub mass: Vec<f64>,
+    /// Per-row ratio clip bound b_l per unit distance (`None`: no clipping).
+    pub ratio_clip: Option<f64>,
+    /// Distance scaling the ratio clip bound.
+    pub clip_distance: ClipDistance,
+    /// Privacy noise (`None`: non-private HMC).
+    pub noise: Option<HmcNoise>,
+    /// Fresh or re-used initial gradient.
+    pub gradient: GradientMode,
+}
+
+/// Per-chain state of HMC.
+#[derive(Clone, Debug)]
+pub struct HmcState {
+    theta: Vec<f64>,
+    theta_new: Vec<f64>,
+    p0: Vec<f64>,
+    p: Vec<f64>,
+    grad: Vec<f64>,
+    grad_new: Vec<f64>,
+    prior_grad: Vec<f64>,
+    log_prior: f64,
+    cache: RowCache,
+    grads: GradBuffer,
+    pending_grad_clipped: u64,
+    pending_grad_rows: u64,
+}
+
+impl HmcKernel {
+    /// Validate the settings (`L ≥ 1`, `η > 0`, masses > 0, clip bounds and τs > 0).
+    pub fn new(
+        leapfrog_steps: usize,
+        step_size: f64,
+        mass: Vec<f64>,
+        ratio_clip: Option<f64>,
+        noise: Option<HmcNoise>,
+        gradient: GradientMode,
+    ) -> Result<Self> {
+        check::at_least_one("leapfrog_steps", leapfrog_steps)?;
+        check::positive("step_size", step_size)?;
+        for &m in &mass {
+            check::positive("mass", m)?;
+        }
+        if let Some(b) = ratio_clip {
+            check::positive("clip_bound", b)?;
+        }
+        if let Some(nz) = noise {
+            check::positive("tau_l", nz.tau_l)?;
+            check::positive("tau_g", nz.tau_g)?;
+            check::positive("grad_clip_bound", nz.grad_clip)?;
+            if ratio_clip.is_none() {
+                return Err(Error::invalid(
+                    "clip_bound",
+                    "none",
+                    "DP HMC needs a log-likelihood-ratio clip bound b_l > 0",
+                ));
+            }
+        }
+        Ok(HmcKernel {
+            leapfrog_steps,
+            step_size,
+            mass,
+            ratio_clip,
+            clip_distance: ClipDistance::L2,
+            noise,
+            gradient,
+        })
+    }
+
+    /// The noisy (DP) or exact gradient of the tempered log posterior at `theta`, into `out`.
+    /// Returns (clipped rows, evaluated rows).
+    #[allow(clippy::too_many_arguments)]
+    fn gradient<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        theta: &[f64],
+        grads: &mut GradBuffer,
+        prior_grad: &mut [f64],
+        out: &mut [f64],
+        rng: &mut ChainRng,
+    ) -> (u64, u64) {
+        let bound = self.noise.map_or(f64::INFINITY, |nz| nz.grad_clip);
+        // `validate` checked `has_gradient`, so the model's per-row gradients exist.
+        let clipped = grads
+            .clipped_grad_sum(model, theta, bound, out)
+            .unwrap_or_else(|_| {
+                out.iter_mut().for_each(|x| *x = f64::NAN);
+                0
+            });
+        let t = model.tempering();
+        let sd = self.noise.map_or(0.0, |nz| {
+            2.0 * nz.tau_g * (model.n_rows() as f64).sqrt() * nz.grad_clip
+        });
+        model.grad_log_prior(theta, prior_grad);
+        for (o, pg) in out.iter_mut().zip(prior_grad.iter()) {
+            let z: f64 = if sd > 0.0 {
+                StandardNormal.sample(rng)
+            } else {
+                0.0
+            };
+            *o = t * (*o + sd * z) + pg;
+        }
+        (clipped as u64, model.n_rows() as u64)
+    }
+}
+
+impl Kernel for HmcKernel {
+    type State = HmcState;
+
+    fn name(&self) -> &'static str {
+        if self.noise.is_some() {
+            "dp-hmc"
+        } else {
+            "hmc"
+        }
+    }
+
+    fn validate<M: Model + ?Sized>(&self, model: &M) -> Result<()> {
+        check::len("mass", self.mass.len(), model.dim())?;
+        if !model.has_gradient() {
+            return Err(Error::Model(
+                "HMC needs per-row gradients: implement `grad_log_lik_row` and `has_gradient`"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn init<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        theta0: &[f64],
+        rng: &mut ChainRng,
+    ) -> Result<HmcState> {
+        let d = model.dim();
+        let mut s = HmcState {
+            theta: theta0.to_vec(),
+            theta_new: theta0.to_vec(),
+            p0: vec![0.0; d],
+            p: vec![0.0; d],
+            grad: vec![0.0; d],
+            grad_new: vec![0.0; d],
+            prior_grad: vec![0.0; d],
+            log_prior: model.log_prior(theta0),
+            cache: RowCache::new(model, theta0),
+            grads: GradBuffer::new(d),
+            pending_grad_clipped: 0,
+            pending_grad_rows: 0,
+        };
+        if self.gradient == GradientMode::Reuse {
+            // The stored gradient G(θ0): one release before the chain (the "+1" of kL+1).
+            let (c, r) = self.gradient(
+                model,
+                theta0,
+                &mut s.grads,
+                &mut s.prior_grad,
+                &mut s.grad,
+                rng,
+            );
+            s.pending_grad_clipped = c;
+            s.pending_grad_rows = r;
+        }
+        Ok(s)
+    }
+
+    fn step<M: Model + ?Sized>(&self, model: &M, s: &mut HmcState, rng: &mut ChainRng) -> StepInfo {
+        let mut grad_clipped = std::mem::take(&mut s.pending_grad_clipped);
+        let mut grad_rows = std::mem::take(&mut s.pending_grad_rows);
+        for (p0, m) in s.p0.iter_mut().zip(&self.mass) {
+            let z: f64 = StandardNormal.sample(rng);
+            *p0 = m.sqrt() * z;
+        }
+        s.p.copy_from_slice(&s.p0);
+        s.theta_new.copy_from_slice(&s.theta);
+        match self.gradient {
+            GradientMode::Fresh => {
+                let (c, r) = self.gradient(
+                    model,
+                    &s.theta,
+                    &mut s.grads,
+                    &mut s.prior_grad,
+                    &mut s.grad_new,
+                    rng,
+                );
+                grad_clipped += c;
+                grad_rows += r;
+            }
+            GradientMode::Reuse => s.grad_new.copy_from_slice(&s.grad),
+        }
+        let eta = self.step_size;
+        for _ in 0..self.leapfrog_steps {
+            for (p, g) in s.p.iter_mut().zip(&s.grad_new) {
+                *p += 0.5 * eta * g;
+            }
+            for ((t, p), m) in s.theta_new.iter_mut().zip(&s.p).zip(&self.mass) {
+                *t += eta * p / m;
+            }
+            let (c, r) = self.gradient(
+                model,
+                &s.theta_new,
+                &mut s.grads,
+                &mut s.prior_grad,
+                &mut s.grad_new,
+                rng,
+            );
+            grad_clipped += c;
+            grad_rows += r;
+            for (p, g) in s.p.iter_mut().zip(&s.grad_new) {
+                *p += 0.5 * eta * g;
+            }
+        }
+        let bound = match self.ratio_clip {
+            Some(b) => b * self.clip_distance.eval(&s.theta, &s.theta_new),
+            None => f64::INFINITY,
+        };
+        let sums = s
+            .cache
+            .clipped_ratio_sum::<true, _>(model, &s.theta, &s.theta_new, bound);
+        let t = model.tempering();
+        let noise_sd = match self.noise {
+            Some(nz) => {
+                nz.tau_l
+                    * (model.n_rows() as f64).sqrt()
+                    * 2.0
+                    * self.ratio_clip.unwrap_or(0.0)
+                    * distance(&s.theta, &s.theta_new)
+            }
+            None => 0.0,
+        };
+        let xi: f64 = if noise_sd > 0.0 {
+            StandardNormal.sample(rng)
+        } else {
+            0.0
+        };
+        let kinetic =
+            |p: &[f64]| -> f64 { p.iter().zip(&self.mass).map(|(p, m)| 0.5 * p * p / m).sum() };
+        let lp_new = model.log_prior(&s.theta_new);
+        let rest = kinetic(&s.p0) - kinetic(&s.p) + lp_new - s.log_prior;
+        let log_alpha = t * (sums.sum + noise_sd * xi) + rest - 0.5 * (t * noise_sd).powi(2);
+        let log_u = rng.random::<f64>().ln();
+        let (accepted, nonfinite) = metropolis(log_u, log_alpha);
+        let (unclipped, _) = metropolis(
+            log_u,
+            t * (sums.raw_sum + noise_sd * xi) + rest - 0.5 * (t * noise_sd).powi(2),
+        );
+        if accepted {
+            std::mem::swap(&mut s.theta, &mut s.theta_new);
+            s.log_prior = lp_new;
+            s.cache.accept();
+            if self.gradient == GradientMode::Reuse {
+                std::mem::swap(&mut s.grad, &mut s.grad_new);
+            }
+        }
+        StepInfo {
+            accepted,
+            log_alpha,
+            clipped: sums.clipped as u64,
+            rows: model.n_rows() as u64,
+            grad_clipped,
+            grad_rows,
+            decision_changed: accepted != unclipped,
+            nonfinite,
+            ..StepInfo::default()
+        }
+    }
+
+    fn position<'a>(&self, s: &'a HmcState) -> &'a [f64] {
+        &s.theta
+    }
+}

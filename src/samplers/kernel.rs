@@ -1,0 +1,92 @@
+//! The [`Kernel`] trait (BlackJAX's state/info split) and the per-step record [`StepInfo`].
+
+use crate::error::Result;
+use crate::models::Model;
+use crate::rng::ChainRng;
+
+/// What one step of a kernel reports (one row of a run's `stats` table).
+///
+/// Clip counts are computed from the raw data: they are diagnostics, **not** covered by any
+/// privacy guarantee.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepInfo {
+    /// The proposal was accepted.
+    pub accepted: bool,
+    /// Log of the acceptance test's threshold (`ln U < log_alpha` accepts; Barker: the noisy
+    /// statistic compared with 0).
+    pub log_alpha: f64,
+    /// Rows whose log-likelihood ratio was clipped.
+    pub clipped: u64,
+    /// Rows evaluated for the ratio (n, or the batch size).
+    pub rows: u64,
+    /// Per-row gradients clipped during the step (DP HMC).
+    pub grad_clipped: u64,
+    /// Per-row gradients evaluated during the step.
+    pub grad_rows: u64,
+    /// Clipping changed the accept/reject decision (baselines with clipping, same `U`).
+    pub decision_changed: bool,
+    /// The log acceptance ratio was not finite; the step was rejected.
+    pub nonfinite: bool,
+    /// Scaled batch variance `σ_b²` (subsampled kernels; NaN otherwise).
+    pub batch_var: f64,
+}
+
+impl Default for StepInfo {
+    fn default() -> Self {
+        StepInfo {
+            accepted: false,
+            log_alpha: f64::NAN,
+            clipped: 0,
+            rows: 0,
+            grad_clipped: 0,
+            grad_rows: 0,
+            decision_changed: false,
+            nonfinite: false,
+            batch_var: f64::NAN,
+        }
+    }
+}
+
+/// One MCMC transition. A kernel is immutable configuration; everything that changes along a
+/// chain lives in its `State`, created by [`init`](Kernel::init) (allocation happens there,
+/// never in [`step`](Kernel::step)).
+pub trait Kernel: Send + Sync {
+    /// Per-chain state (position, caches, buffers).
+    type State: Send;
+
+    /// Short name used in results (`"dp-penalty"`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Check the settings against the model (dimensions, gradients available, ...).
+    fn validate<M: Model + ?Sized>(&self, model: &M) -> Result<()>;
+
+    /// Build the state at `theta0` (allocates every buffer the chain needs).
+    fn init<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        theta0: &[f64],
+        rng: &mut ChainRng,
+    ) -> Result<Self::State>;
+
+    /// One transition; never allocates.
+    fn step<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        state: &mut Self::State,
+        rng: &mut ChainRng,
+    ) -> StepInfo;
+
+    /// The current position of the chain.
+    fn position<'a>(&self, state: &'a Self::State) -> &'a [f64];
+}
+
+/// The accept/reject decision `ln U < log_alpha`, treating a NaN or `+∞` `log_alpha` as a
+/// rejection (`−∞` is an ordinary rejection, e.g. a proposal outside the prior's support) (`nonfinite = true`). Returns `(accepted, nonfinite)`.
+#[inline]
+pub fn metropolis(log_u: f64, log_alpha: f64) -> (bool, bool) {
+    if log_alpha.is_nan() || log_alpha == f64::INFINITY {
+        (false, true)
+    } else {
+        (log_u < log_alpha, false)
+    }
+}

@@ -1,0 +1,261 @@
+//! Builders of the subsampled samplers: minibatch DP penalty and DP Barker.
+
+use serde::{Deserialize, Serialize};
+
+use super::barker::DpBarkerKernel;
+use super::budget::{Scheme, resolve};
+use super::builders::finish;
+use super::minibatch::MinibatchPenaltyKernel;
+use super::proposal::{ProposalKind, StepSize};
+use super::run::{PrivacySpent, Run};
+use super::settings::{RunSettings, run_setters};
+use crate::accounting::Method;
+use crate::error::Result;
+use crate::models::Model;
+
+/// Minibatch DP penalty (thesis §3.3-3.4): DP penalty on `b` rows per iteration. Iterations
+/// come from the Fourier accountant (default; the thesis' conservative `σ = √τ` call, spec
+/// §3.5.1) or Theorem 8's RDP bound (`.accountant(Method::Rdp)`; corrected sum by default,
+/// `.thesis_compatible(true)` for the thesis code's optimistic one).
+///
+/// ```
+/// # fn main() -> dp_mcmc::Result<()> {
+/// use dp_mcmc::samplers::MinibatchPenalty;
+/// # use dp_mcmc::models::Model;
+/// # struct Normal1(Vec<f64>);
+/// # impl Model for Normal1 {
+/// #     fn dim(&self) -> usize { 1 }
+/// #     fn n_rows(&self) -> usize { self.0.len() }
+/// #     fn log_prior(&self, t: &[f64]) -> f64 { -0.5 * t[0] * t[0] / 100.0 }
+/// #     fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) { g[0] = -t[0] / 100.0 }
+/// #     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 { -0.5 * (self.0[j] - t[0]).powi(2) }
+/// # }
+/// let model = Normal1((0..2000).map(|i| (i % 7) as f64 / 7.0).collect());
+/// let run = MinibatchPenalty::builder()
+///     .tau(0.7).clip_bound(1.0).batch_size(100).proposal_sd(0.01)
+///     .iterations(50).chains(2).start(vec![0.4])
+///     .run(&model)?;
+/// assert_eq!(run.rows_per_iteration(), 100.0);
+/// // A batch larger than the data is an error naming the parameter:
+/// let err = MinibatchPenalty::builder().batch_size(5000).iterations(5).start(vec![0.0]).run(&model);
+/// assert!(err.unwrap_err().to_string().contains("batch_size"));
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MinibatchPenalty {
+    /// Noise scale τ (noise variance `τc²`).
+    pub tau: f64,
+    /// Clip bound per unit distance.
+    pub clip_bound: f64,
+    /// Batch size b.
+    pub batch_size: usize,
+    /// Proposal standard deviation(s).
+    pub proposal_sd: StepSize,
+    /// Full update, OCU or GWMH.
+    pub proposal: ProposalKind,
+    /// Accountant: `Method::Fourier` (default) or `Method::Rdp`.
+    pub accountant: Method,
+    /// Reproduce the thesis code's (optimistic) Theorem 8 sum for `Method::Rdp`.
+    pub thesis_compatible: bool,
+    /// Finite-population correction of the batch variance (default `false`, as the thesis).
+    #[serde(default)]
+    pub finite_population_correction: bool,
+    /// Run settings.
+    pub run: RunSettings,
+}
+
+impl Default for MinibatchPenalty {
+    fn default() -> Self {
+        MinibatchPenalty {
+            tau: 0.7,
+            clip_bound: 1.0,
+            batch_size: 1000,
+            proposal_sd: StepSize::Scalar(0.001),
+            proposal: ProposalKind::Full,
+            accountant: Method::Fourier,
+            thesis_compatible: false,
+            finite_population_correction: false,
+            run: RunSettings::default(),
+        }
+    }
+}
+
+run_setters!(MinibatchPenalty);
+
+impl MinibatchPenalty {
+    /// Defaults: the thesis' easy-2d tuning (τ 0.7, clip 1, b = 1000, sd 0.001), Fourier accountant.
+    pub fn builder() -> Self {
+        Self::default()
+    }
+    /// Noise scale τ.
+    #[must_use]
+    pub fn tau(mut self, tau: f64) -> Self {
+        self.tau = tau;
+        self
+    }
+    /// Clip bound per unit distance.
+    #[must_use]
+    pub fn clip_bound(mut self, b: f64) -> Self {
+        self.clip_bound = b;
+        self
+    }
+    /// Batch size (1 ≤ b ≤ n).
+    #[must_use]
+    pub fn batch_size(mut self, b: usize) -> Self {
+        self.batch_size = b;
+        self
+    }
+    /// Proposal standard deviation(s).
+    #[must_use]
+    pub fn proposal_sd(mut self, sd: impl Into<StepSize>) -> Self {
+        self.proposal_sd = sd.into();
+        self
+    }
+    /// Proposal kind.
+    #[must_use]
+    pub fn proposal(mut self, kind: ProposalKind) -> Self {
+        self.proposal = kind;
+        self
+    }
+    /// Guided walk (one-component updates with a persistent direction).
+    #[must_use]
+    pub fn gwmh(self) -> Self {
+        self.proposal(ProposalKind::GuidedWalk)
+    }
+    /// Accountant (`Method::Fourier` or `Method::Rdp`).
+    #[must_use]
+    pub fn accountant(mut self, m: Method) -> Self {
+        self.accountant = m;
+        self
+    }
+    /// Thesis-code Theorem 8 sum (optimistic) for the RDP accountant.
+    #[must_use]
+    pub fn thesis_compatible(mut self, yes: bool) -> Self {
+        self.thesis_compatible = yes;
+        self
+    }
+
+    /// Multiply the batch variance by `1 − b/n` (exact for sampling without replacement).
+    #[must_use]
+    pub fn finite_population_correction(mut self, yes: bool) -> Self {
+        self.finite_population_correction = yes;
+        self
+    }
+
+    /// The validated kernel for `model`.
+    pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<MinibatchPenaltyKernel> {
+        let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
+        let mut k = MinibatchPenaltyKernel::new(
+            self.tau,
+            self.clip_bound,
+            self.batch_size,
+            sd,
+            self.proposal,
+        )?;
+        k.finite_population_correction = self.finite_population_correction;
+        Ok(k)
+    }
+
+    /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).
+    pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
+        super::minibatch::check_batch(self.batch_size, n_rows)?;
+        let scheme = Scheme::Minibatch {
+            tau: self.tau,
+            batch: self.batch_size,
+            thesis_compatible: self.thesis_compatible,
+        };
+        resolve(scheme, self.accountant, &self.run, n_rows)
+    }
+
+    /// Run the chains.
+    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+        let kernel = self.kernel(model)?;
+        let (k, spent) = self.budget(model.n_rows())?;
+        finish(&kernel, model, &self.run, self, k, Some(spent))
+    }
+}
+
+/// DP Barker (Heikkilä et al. 2019; thesis §3.3): Barker's test on a minibatch with noise
+/// completed to `N(0, 2)` plus the `V_corr` correction. Iterations from Theorem 7 (RDP).
+///
+/// ```
+/// # fn main() -> dp_mcmc::Result<()> {
+/// use dp_mcmc::samplers::DpBarker;
+/// # use dp_mcmc::models::Model;
+/// # struct Normal1(Vec<f64>);
+/// # impl Model for Normal1 {
+/// #     fn dim(&self) -> usize { 1 }
+/// #     fn n_rows(&self) -> usize { self.0.len() }
+/// #     fn log_prior(&self, t: &[f64]) -> f64 { -0.5 * t[0] * t[0] / 100.0 }
+/// #     fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) { g[0] = -t[0] / 100.0 }
+/// #     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 { -0.5 * (self.0[j] - t[0]).powi(2) }
+/// # }
+/// let model = Normal1((0..5000).map(|i| (i % 7) as f64 / 7.0).collect());
+/// let run = DpBarker::builder().batch_size(500).proposal_sd(0.002)
+///     .epsilon(2.0).delta(1e-5).chains(2).start(vec![0.4]).run(&model)?;
+/// assert!(run.iterations > 0);
+/// assert!(DpBarker::builder().proposal_sd(-1.0).iterations(3).start(vec![0.0]).run(&model).is_err());
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DpBarker {
+    /// Batch size b.
+    pub batch_size: usize,
+    /// Proposal standard deviation(s).
+    pub proposal_sd: StepSize,
+    /// Run settings.
+    pub run: RunSettings,
+}
+
+impl Default for DpBarker {
+    fn default() -> Self {
+        DpBarker {
+            batch_size: 1300,
+            proposal_sd: StepSize::Scalar(0.0008),
+            run: RunSettings::default(),
+        }
+    }
+}
+
+run_setters!(DpBarker);
+
+impl DpBarker {
+    /// Defaults: the thesis' easy-2d tuning (b = 1300, sd 0.0008).
+    pub fn builder() -> Self {
+        Self::default()
+    }
+    /// Batch size (1 ≤ b ≤ n; Theorem 7 needs b ≥ 20).
+    #[must_use]
+    pub fn batch_size(mut self, b: usize) -> Self {
+        self.batch_size = b;
+        self
+    }
+    /// Proposal standard deviation(s).
+    #[must_use]
+    pub fn proposal_sd(mut self, sd: impl Into<StepSize>) -> Self {
+        self.proposal_sd = sd.into();
+        self
+    }
+
+    /// The validated kernel for `model`.
+    pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpBarkerKernel> {
+        let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
+        DpBarkerKernel::new(self.batch_size, sd)
+    }
+
+    /// Iterations per chain and the privacy they spend (Theorem 7 unless `iterations` is set).
+    pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
+        super::minibatch::check_batch(self.batch_size, n_rows)?;
+        let scheme = Scheme::Barker {
+            batch: self.batch_size,
+        };
+        resolve(scheme, Method::Rdp, &self.run, n_rows)
+    }
+
+    /// Run the chains.
+    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+        let kernel = self.kernel(model)?;
+        let (k, spent) = self.budget(model.n_rows())?;
+        finish(&kernel, model, &self.run, self, k, Some(spent))
+    }
+}

@@ -1,0 +1,399 @@
+//! Kernel tests: invariance of the exact posterior (BlackJAX style), reproducibility, errors.
+
+use super::*;
+use crate::models::Model;
+use crate::rng::chain_rng;
+use rand_distr::{Distribution, StandardNormal};
+
+/// x_j ~ N(θ, I_d), prior N(0, s0² I): posterior N(n x̄/(n + s0⁻²), 1/(n + s0⁻²)) per coordinate.
+struct IsoGauss {
+    d: usize,
+    x: Vec<f64>, // row-major n × d
+    s0sq: f64,
+}
+
+impl IsoGauss {
+    fn new(n: usize, d: usize, seed: u64) -> Self {
+        let mut rng = chain_rng(seed, 99);
+        let x = (0..n * d)
+            .map(|i| {
+                (i % d) as f64 * 0.5 + {
+                    let z: f64 = StandardNormal.sample(&mut rng);
+                    z
+                }
+            })
+            .collect();
+        IsoGauss { d, x, s0sq: 100.0 }
+    }
+    fn n(&self) -> usize {
+        self.x.len() / self.d
+    }
+    fn posterior(&self) -> (Vec<f64>, f64) {
+        let n = self.n() as f64;
+        let prec = n + 1.0 / self.s0sq;
+        let mean = (0..self.d)
+            .map(|c| self.x.iter().skip(c).step_by(self.d).sum::<f64>() / prec)
+            .collect();
+        (mean, 1.0 / prec)
+    }
+}
+
+impl Model for IsoGauss {
+    fn dim(&self) -> usize {
+        self.d
+    }
+    fn n_rows(&self) -> usize {
+        self.n()
+    }
+    fn log_prior(&self, t: &[f64]) -> f64 {
+        -0.5 * t.iter().map(|v| v * v).sum::<f64>() / self.s0sq
+    }
+    fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) {
+        for (g, t) in g.iter_mut().zip(t) {
+            *g = -t / self.s0sq;
+        }
+    }
+    fn log_lik_row(&self, t: &[f64], j: usize) -> f64 {
+        let row = &self.x[j * self.d..(j + 1) * self.d];
+        -0.5 * row
+            .iter()
+            .zip(t)
+            .map(|(x, t)| (x - t) * (x - t))
+            .sum::<f64>()
+    }
+    fn has_gradient(&self) -> bool {
+        true
+    }
+    fn grad_log_lik_row(&self, t: &[f64], j: usize, g: &mut [f64]) -> crate::Result<()> {
+        let row = &self.x[j * self.d..(j + 1) * self.d];
+        for ((g, x), t) in g.iter_mut().zip(row).zip(t) {
+            *g = x - t;
+        }
+        Ok(())
+    }
+}
+
+/// Chains started at exact posterior draws; after `steps` steps the last positions must
+/// still follow the posterior. Checks each coordinate's mean (within 5 Monte-Carlo s.e.)
+/// and a Kolmogorov-Smirnov test at α = 1e-6 (asymptotic critical value).
+fn assert_invariant(run: &Run, mean: &[f64], var: f64) {
+    let d = mean.len();
+    let m = run.chains.len();
+    let sd = var.sqrt();
+    for (c, &mu) in mean.iter().enumerate() {
+        let mut z: Vec<f64> = run
+            .chains
+            .iter()
+            .map(|ch| (ch.draws[ch.draws.len() - d + c] - mu) / sd)
+            .collect();
+        let zbar = z.iter().sum::<f64>() / m as f64;
+        assert!(
+            zbar.abs() < 5.0 / (m as f64).sqrt(),
+            "coordinate {c}: standardized mean {zbar} over {m} chains"
+        );
+        z.sort_by(f64::total_cmp);
+        let ks = z
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let f = 0.5 * crate::accounting::special::erfc(-v / std::f64::consts::SQRT_2);
+                (f - i as f64 / m as f64)
+                    .abs()
+                    .max(((i + 1) as f64 / m as f64 - f).abs())
+            })
+            .fold(0.0, f64::max);
+        let crit = ((2.0f64 / 1e-6).ln() / (2.0 * m as f64)).sqrt();
+        assert!(
+            ks < crit,
+            "coordinate {c}: KS statistic {ks} ≥ {crit} (n = {m}, α = 1e-6)"
+        );
+    }
+}
+
+fn posterior_starts(model: &IsoGauss, chains: usize, seed: u64) -> Vec<Vec<f64>> {
+    let (mean, var) = model.posterior();
+    let mut rng = chain_rng(seed, 1234);
+    (0..chains)
+        .map(|_| {
+            mean.iter()
+                .map(|m| {
+                    m + var.sqrt() * {
+                        let z: f64 = StandardNormal.sample(&mut rng);
+                        z
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+const CHAINS: usize = 400;
+
+#[test]
+fn rwmh_keeps_the_posterior() {
+    let model = IsoGauss::new(500, 2, 1);
+    let (mean, var) = model.posterior();
+    let run = Rwmh::builder()
+        .proposal_sd(var.sqrt())
+        .chains(CHAINS)
+        .iterations(30)
+        .seed(5)
+        .starts(posterior_starts(&model, CHAINS, 5))
+        .run(&model)
+        .unwrap();
+    assert_invariant(&run, &mean, var);
+    let acc = run.acceptance().iter().sum::<f64>() / CHAINS as f64;
+    assert!(acc > 0.3 && acc < 0.9, "acceptance {acc}");
+}
+
+#[test]
+fn dp_penalty_is_exact_without_clipping() {
+    // b = 20 never binds here (|r_j| ≤ Δ·|x_j − mid| with |x_j − mid| < 20), so DP penalty
+    // targets the exact posterior; τ = 0.05 gives noise sd ≈ 0.05·√500·40Δ ≈ 1 at Δ ≈ 0.02.
+    let model = IsoGauss::new(500, 2, 2);
+    let (mean, var) = model.posterior();
+    for kind in [
+        ProposalKind::Full,
+        ProposalKind::OneComponent,
+        ProposalKind::GuidedWalk,
+    ] {
+        let run = DpPenalty::builder()
+            .tau(0.05)
+            .clip_bound(20.0)
+            .proposal_sd(var.sqrt())
+            .proposal(kind)
+            .chains(CHAINS)
+            .iterations(30)
+            .seed(7)
+            .starts(posterior_starts(&model, CHAINS, 7))
+            .run(&model)
+            .unwrap();
+        assert_invariant(&run, &mean, var);
+        let clip = run.clip_fraction().iter().sum::<f64>();
+        assert_eq!(clip, 0.0, "{kind:?}: clipping bound");
+        let acc = run.acceptance().iter().sum::<f64>() / CHAINS as f64;
+        assert!(acc > 0.1, "{kind:?}: acceptance {acc}");
+    }
+}
+
+#[test]
+fn hmc_and_dp_hmc_keep_the_posterior() {
+    let model = IsoGauss::new(500, 2, 3);
+    let (mean, var) = model.posterior();
+    let eta = 0.3 * var.sqrt();
+    let run = Hmc::builder()
+        .step_size(eta)
+        .leapfrog_steps(5)
+        .chains(CHAINS)
+        .iterations(10)
+        .seed(11)
+        .starts(posterior_starts(&model, CHAINS, 11))
+        .run(&model)
+        .unwrap();
+    assert_invariant(&run, &mean, var);
+    // DP HMC with fresh gradients and no binding clip is exact: the noisy gradient only changes
+    // the proposal (symmetric given fresh noise), the penalty test corrects the ratio noise.
+    let run = DpHmc::builder()
+        .tau_l(0.05)
+        .tau_g(0.5)
+        .clip_bound(20.0)
+        .grad_clip_bound(20.0)
+        .step_size(eta)
+        .leapfrog_steps(5)
+        .chains(CHAINS)
+        .iterations(10)
+        .seed(13)
+        .starts(posterior_starts(&model, CHAINS, 13))
+        .run(&model)
+        .unwrap();
+    assert_invariant(&run, &mean, var);
+}
+
+#[test]
+fn same_seed_same_run_any_thread_count() {
+    let model = IsoGauss::new(300, 3, 4);
+    let b = DpPenalty::builder()
+        .tau(0.1)
+        .clip_bound(3.0)
+        .proposal_sd(0.02)
+        .gwmh()
+        .chains(3)
+        .iterations(200)
+        .seed(42)
+        .start(vec![0.0, 0.5, 1.0]);
+    let a1 = b.clone().threads(1).run(&model).unwrap();
+    let a2 = b.clone().threads(2).run(&model).unwrap();
+    for (c1, c2) in a1.chains.iter().zip(&a2.chains) {
+        assert_eq!(c1.draws, c2.draws);
+        // Debug output compares NaN fields (batch_var) bitwise-equal too.
+        assert_eq!(format!("{:?}", c1.stats), format!("{:?}", c2.stats));
+    }
+    let other = b.seed(43).threads(2).run(&model).unwrap();
+    assert_ne!(other.chains[0].draws, a1.chains[0].draws);
+}
+
+#[test]
+fn bad_input_is_a_named_error() {
+    let model = IsoGauss::new(50, 2, 5);
+    let base = DpPenalty::builder().iterations(5).start(vec![0.0, 0.0]);
+    let msg = |r: crate::Result<Run>| r.unwrap_err().to_string();
+    assert!(msg(base.clone().clip_bound(0.0).run(&model)).contains("clip_bound"));
+    assert!(msg(base.clone().tau(f64::NAN).run(&model)).contains("tau"));
+    assert!(msg(base.clone().start(vec![0.0]).run(&model)).contains("start"));
+    assert!(msg(base.clone().proposal_sd(vec![0.1]).run(&model)).contains("proposal_sd"));
+    assert!(msg(base.clone().chains(0).run(&model)).contains("chains"));
+    assert!(msg(base.clone().epsilon(1.0).delta(1e-5).run(&model)).contains("iterations"));
+    let tiny = DpPenalty::builder()
+        .tau(0.001)
+        .epsilon(0.01)
+        .delta(1e-9)
+        .start(vec![0.0, 0.0]);
+    assert!(matches!(
+        tiny.run(&model),
+        Err(crate::Error::BudgetTooSmall(_))
+    ));
+    assert!(
+        msg(DpHmc::builder()
+            .mass(vec![1.0, -1.0])
+            .iterations(1)
+            .start(vec![0.0, 0.0])
+            .run(&model))
+        .contains("mass")
+    );
+}
+
+#[test]
+fn whole_release_budget_divides_between_chains() {
+    let model = IsoGauss::new(1000, 2, 6);
+    let per_chain = DpPenalty::builder()
+        .tau(0.1)
+        .epsilon(4.0)
+        .delta(1e-6)
+        .chains(1)
+        .start(vec![0.0, 0.0]);
+    let k1 = per_chain.budget(model.n_rows()).unwrap().0;
+    let k4 = per_chain
+        .clone()
+        .chains(4)
+        .budget(model.n_rows())
+        .unwrap()
+        .0;
+    let k4pc = per_chain
+        .clone()
+        .chains(4)
+        .per_chain_budget(true)
+        .budget(model.n_rows())
+        .unwrap()
+        .0;
+    assert_eq!(k4pc, k1);
+    assert!(k4 <= k1 / 4 && k4 + 1 > k1 / 4, "k1 = {k1}, k4 = {k4}");
+}
+
+#[test]
+fn kept_half_follows_the_thesis_rule() {
+    let trace = ChainTrace {
+        draws: (1..=7).map(f64::from).collect(),
+        stats: vec![StepInfo::default(); 7],
+        ..Default::default()
+    };
+    // k = 7: keep steps ⌊6/2⌋+1 = 4 … 7.
+    assert_eq!(trace.kept_half(1), &[4.0, 5.0, 6.0, 7.0]);
+}
+
+#[test]
+fn run_frames_have_the_documented_columns() {
+    let model = IsoGauss::new(100, 2, 8);
+    let run = Rwmh::builder()
+        .proposal_sd(0.1)
+        .clip_bound(1.0)
+        .chains(2)
+        .iterations(25)
+        .start(vec![0.0, 0.0])
+        .run(&model)
+        .unwrap();
+    let draws = run.draws().unwrap();
+    assert_eq!(draws.shape(), (50, 4));
+    let names: Vec<String> = draws
+        .get_column_names()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(names, ["chain", "draw", "theta_0", "theta_1"]);
+    let stats = run.stats().unwrap();
+    assert_eq!(stats.height(), 50);
+    assert!(stats.column("grad_clip_fraction").unwrap().null_count() == 50);
+    let summary = run.chain_summary().unwrap();
+    assert_eq!(summary.height(), 2);
+}
+
+#[test]
+fn minibatch_with_the_full_batch_keeps_the_posterior() {
+    // b = n with the finite-population correction: σ_b² = 0 and λ = Σ r_j, so with negligible
+    // noise (τ = 1e-8) and a non-binding clip the kernel is plain MH: exact.
+    let model = IsoGauss::new(300, 2, 9);
+    let (mean, var) = model.posterior();
+    let run = MinibatchPenalty::builder()
+        .tau(1e-8)
+        .clip_bound(20.0)
+        .batch_size(300)
+        .finite_population_correction(true)
+        .proposal_sd(var.sqrt())
+        .chains(CHAINS)
+        .iterations(30)
+        .seed(17)
+        .starts(posterior_starts(&model, CHAINS, 17))
+        .run(&model)
+        .unwrap();
+    assert_invariant(&run, &mean, var);
+    assert_eq!(run.rows_per_iteration(), 300.0);
+}
+
+#[test]
+fn dp_penalty_keeps_the_banana_posterior() {
+    // Banana (Theorem 13) with a = 20, n = 2000: the exact posterior is Gaussian in
+    // z = (θ1, θ2 + aθ1²). Chains start at exact draws; b = 50 never binds at these step
+    // sizes, so DP penalty is exact and the z-marginals must stay N(μ_i, s_i²).
+    use crate::models::{BananaModel, BananaParams};
+    let params = BananaParams::thesis(2, 20.0);
+    let data = params.generate(&[0.0, 3.0], 2000, 4).unwrap();
+    let model = BananaModel::new(data, params).unwrap();
+    let post = model.posterior();
+    let (mu, sd) = (post.z_mean().to_vec(), post.z_std());
+    let mut rng = chain_rng(21, 7);
+    let starts = post.sample(CHAINS, &mut rng);
+    let run = DpPenalty::builder()
+        .tau(0.01)
+        .clip_bound(50.0)
+        .proposal_sd(vec![0.3 * sd[0], 0.3 * sd[1]])
+        .chains(CHAINS)
+        .iterations(40)
+        .seed(23)
+        .starts(starts)
+        .run(&model)
+        .unwrap();
+    assert_eq!(run.clip_fraction().iter().sum::<f64>(), 0.0);
+    // Map the last draw of each chain to z-space and test standardised z against N(0, 1).
+    let z: Vec<Vec<f64>> = run
+        .chains
+        .iter()
+        .map(|c| {
+            let t = &c.draws[c.draws.len() - 2..];
+            vec![
+                (t[0] - mu[0]) / sd[0],
+                (t[1] + 20.0 * t[0] * t[0] - mu[1]) / sd[1],
+            ]
+        })
+        .collect();
+    let fake = Run {
+        chains: z
+            .iter()
+            .map(|v| ChainTrace {
+                draws: v.clone(),
+                stats: vec![StepInfo::default()],
+                ..Default::default()
+            })
+            .collect(),
+        ..run.clone()
+    };
+    assert_invariant(&fake, &[0.0, 0.0], 1.0);
+}
