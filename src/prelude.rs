@@ -7,7 +7,10 @@ pub use crate::accounting::{
 };
 pub use crate::diagnostics::{ess_bulk, ess_tail, mmd, mmd_thesis, rhat};
 pub use crate::display::*;
-pub use crate::error::{Error, Result};
+pub use crate::error::Error;
+// `Result` is deliberately not re-exported: evcxr writes variable types with the two-argument
+// `std::result::Result`, which a one-argument alias in scope would break. Use
+// `dp_mcmc::Result` in notebook code.
 pub use crate::experiments::{Sampler, SamplerKind, chain_metrics};
 pub use crate::models::{ColumnData, CustomModel, Experiment, ExperimentModel, Model, RowData};
 pub use crate::samplers::{

@@ -145,6 +145,7 @@ pub fn online_losses(run: &DataFrame) -> Result<Plot> {
     plot.set_layout(
         Layout::new()
             .title(Title::with_text("Randomized weighted majority"))
+            .show_legend(true)
             .x_axis(Axis::new().title("step"))
             .y_axis(Axis::new().title("cumulative loss")),
     );
