@@ -87,7 +87,8 @@ impl Run {
     }
 
     /// One row per chain: `chain`, `iterations`, `acceptance`, `clip_fraction`,
-    /// `grad_clip_fraction`, `rows_per_iteration`, `wall_seconds`, `stopped_early`.
+    /// `grad_clip_fraction`, `rows_per_iteration`, `wall_seconds`, `rng` (`"seeded"`, reproducible
+    /// research runs, or `"secure"`, OS-keyed), `stopped_early`.
     pub fn chain_summary(&self) -> Result<DataFrame> {
         let n = self.chains.len();
         let df = DataFrame::new_infer_height(vec![
@@ -119,6 +120,7 @@ impl Run {
                     .map(|c| c.wall_seconds)
                     .collect::<Vec<_>>(),
             ),
+            Column::new("rng".into(), vec![self.rng; self.chains.len()]),
             Column::new(
                 "stopped_early".into(),
                 self.chains

@@ -187,6 +187,7 @@ pub fn sample(a: SampleArgs) -> Result<Value> {
         "per_chain_budget": run.privacy.as_ref().map_or(Value::Null, |p| json!(p.per_chain)),
         "accountant": run.privacy.as_ref().map_or(Value::Null, |p| json!(p.accountant)),
         "seed": a.seed,
+        "rng": run.rng,
         "wall_seconds": run.wall_seconds,
         "out": a.out.as_ref().map(|p| p.display().to_string()),
     }))
