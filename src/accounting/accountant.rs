@@ -84,7 +84,12 @@ pub(crate) fn conformance<A: Accountant>(
     rel_tol: f64,
 ) {
     let empty = make();
-    assert_eq!(empty.epsilon(1e-6).unwrap(), 0.0, "{}: empty ε", empty.name());
+    assert_eq!(
+        empty.epsilon(1e-6).unwrap(),
+        0.0,
+        "{}: empty ε",
+        empty.name()
+    );
     assert_eq!(empty.delta(1.0).unwrap(), 0.0, "{}: empty δ", empty.name());
 
     let mut acc = make();
@@ -103,7 +108,12 @@ pub(crate) fn conformance<A: Accountant>(
         ),
         other => panic!("{}: expected UnsupportedEvent, got {other:?}", acc.name()),
     }
-    assert_eq!(acc.epsilon(1e-6).unwrap(), before, "{}: state changed", acc.name());
+    assert_eq!(
+        acc.epsilon(1e-6).unwrap(),
+        before,
+        "{}: state changed",
+        acc.name()
+    );
 
     let mut last = before;
     for _ in 0..4 {

@@ -5,7 +5,9 @@ use super::accountant::{Accountant, inner_gaussian, unsupported, wor_rate};
 use super::event::PrivacyEvent;
 use super::fourier_events::Fourier;
 use super::gaussian::{pld_delta_unchecked, pld_epsilon_unchecked};
-use super::rdp::{RdpConversion, WorBound, integer_orders, poisson_rdp, rdp_to_delta, rdp_to_epsilon, wor_rdp};
+use super::rdp::{
+    RdpConversion, WorBound, integer_orders, poisson_rdp, rdp_to_delta, rdp_to_epsilon, wor_rdp,
+};
 use super::zcdp::{zcdp_delta, zcdp_epsilon};
 use crate::error::{Error, Result, check};
 
@@ -154,11 +156,19 @@ impl Rdp {
     /// ```
     pub fn with_orders(orders: Vec<f64>) -> Result<Self> {
         if orders.is_empty() {
-            return Err(Error::invalid("orders", "[]", "give at least one order > 1"));
+            return Err(Error::invalid(
+                "orders",
+                "[]",
+                "give at least one order > 1",
+            ));
         }
         for &a in &orders {
             if !(a.is_finite() && a > 1.0) {
-                return Err(Error::invalid("orders", a, "every order must be finite and > 1"));
+                return Err(Error::invalid(
+                    "orders",
+                    a,
+                    "every order must be finite and > 1",
+                ));
             }
         }
         let rdp = vec![0.0; orders.len()];
@@ -216,6 +226,45 @@ impl Rdp {
             return Ok((0.0, self.orders[0]));
         }
         Ok(rdp_to_delta(&self.orders, &self.rdp, e, self.conversion))
+    }
+
+    /// Add `count` times the per-release RDP curve `curve(α)` at every order (all or nothing):
+    /// for mechanisms without a [`PrivacyEvent`] variant, e.g. a subsampled Gaussian given by
+    /// its rate q rather than (n, b).
+    ///
+    /// # Errors
+    /// Errors of `curve` (state unchanged), or a negative or NaN value.
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{wor_subsampled_gaussian_rdp, Accountant, Rdp, WorBound};
+    /// let mut acc = Rdp::new();
+    /// acc.compose_curve(|a| wor_subsampled_gaussian_rdp(0.01, 0.7f64.sqrt(), a as u32, WorBound::Theorem9), 1000)?;
+    /// // ref/accounting sub_rdp_wor_eps_01 (mpmath): 6.101430652196883 at α = 5
+    /// assert!((acc.epsilon(1e-6)? - 6.101430652196883).abs() < 1e-9);
+    /// assert!(acc.compose_curve(|_| Ok(f64::NAN), 1).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn compose_curve(
+        &mut self,
+        curve: impl Fn(f64) -> Result<f64>,
+        count: u64,
+    ) -> Result<&mut Self> {
+        let mut inc = Vec::with_capacity(self.orders.len());
+        for &a in &self.orders {
+            let r = curve(a)?;
+            if r.is_nan() || r < 0.0 {
+                return Err(Error::Numerical {
+                    what: "Rdp::compose_curve",
+                    reason: format!("RDP curve gave {r} at order {a}; it must be >= 0"),
+                });
+            }
+            inc.push(if r == 0.0 { 0.0 } else { count as f64 * r });
+        }
+        for (x, i) in self.rdp.iter_mut().zip(inc) {
+            *x += i;
+        }
+        Ok(self)
     }
 
     fn increments(&self, event: &PrivacyEvent) -> Result<Vec<f64>> {
@@ -413,7 +462,9 @@ mod tests {
         );
         conformance(
             Rdp::new,
-            PrivacyEvent::gaussian(1.0).without_replacement(1000, 10).repeat(100),
+            PrivacyEvent::gaussian(1.0)
+                .without_replacement(1000, 10)
+                .repeat(100),
             PrivacyEvent::gaussian(1.0).poisson(0.1).poisson(0.1),
             1e-9,
         );
@@ -421,7 +472,12 @@ mod tests {
 
     #[test]
     fn conformance_pld() {
-        conformance(Pld::new, PrivacyEvent::gaussian(3.0), PrivacyEvent::NonPrivate, 1e-8);
+        conformance(
+            Pld::new,
+            PrivacyEvent::gaussian(3.0),
+            PrivacyEvent::NonPrivate,
+            1e-8,
+        );
     }
 
     #[test]
@@ -432,7 +488,11 @@ mod tests {
         r.compose(&e).unwrap();
         p.compose(&e).unwrap();
         for d in [1e-9, 1e-6, 1e-3] {
-            let (ez, er, ep) = (z.epsilon(d).unwrap(), r.epsilon(d).unwrap(), p.epsilon(d).unwrap());
+            let (ez, er, ep) = (
+                z.epsilon(d).unwrap(),
+                r.epsilon(d).unwrap(),
+                p.epsilon(d).unwrap(),
+            );
             assert!(ep <= ez && ep <= er, "δ={d}: pld {ep} zcdp {ez} rdp {er}");
         }
     }

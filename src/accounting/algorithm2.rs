@@ -32,12 +32,7 @@ const HIGH_CAP: f64 = 9_007_199_254_740_992.0;
 /// assert!(algorithm2(|_| Ok(f64::NAN), 0.5, 0.0, 1.0).is_err());
 /// # Ok::<(), dp_mcmc::Error>(())
 /// ```
-pub fn algorithm2(
-    f: impl Fn(f64) -> Result<f64>,
-    target: f64,
-    low: f64,
-    high: f64,
-) -> Result<u64> {
+pub fn algorithm2(f: impl Fn(f64) -> Result<f64>, target: f64, low: f64, high: f64) -> Result<u64> {
     let eval = |x: f64| -> Result<f64> {
         let v = f(x)?;
         if v.is_nan() {

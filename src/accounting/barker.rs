@@ -38,7 +38,8 @@ pub fn barker_rd_approx(alpha: f64, batch_size: u64) -> Result<f64> {
 }
 
 fn rd_approx(alpha: f64, b: f64) -> f64 {
-    5.0 / (2.0 * b) + (2.0 * b / (b - 5.0 * alpha)).ln() / (2.0 * (alpha - 1.0))
+    5.0 / (2.0 * b)
+        + (2.0 * b / (b - 5.0 * alpha)).ln() / (2.0 * (alpha - 1.0))
         + 2.0 * alpha / (b - 5.0 * alpha)
 }
 

@@ -172,7 +172,9 @@ impl fmt::Display for PrivacyEvent {
                 write!(f, "Gaussian(noise_multiplier={noise_multiplier})")
             }
             PrivacyEvent::Zcdp { rho } => write!(f, "Zcdp(rho={rho})"),
-            PrivacyEvent::PoissonSampled { q, event } => write!(f, "PoissonSampled(q={q}, {event})"),
+            PrivacyEvent::PoissonSampled { q, event } => {
+                write!(f, "PoissonSampled(q={q}, {event})")
+            }
             PrivacyEvent::SampledWithoutReplacement {
                 n,
                 batch_size,

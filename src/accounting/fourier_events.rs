@@ -99,9 +99,11 @@ impl Fourier {
         let mut parts: Vec<SubsampledGaussian> = Vec::new();
         walk(event, 1.0, &mut |e, c| {
             let (r, q, inner) = match e {
-                PrivacyEvent::PoissonSampled { q, event } => {
-                    (FourierRelation::AddRemovePoisson, check::rate("q", *q)?, event)
-                }
+                PrivacyEvent::PoissonSampled { q, event } => (
+                    FourierRelation::AddRemovePoisson,
+                    check::rate("q", *q)?,
+                    event,
+                ),
                 PrivacyEvent::SampledWithoutReplacement {
                     n,
                     batch_size,
@@ -174,10 +176,15 @@ impl Accountant for Fourier {
 /// §3.5.1): Algorithm 2 (low 0, high 1024) on `get_delta_S(ε, σ = √τ, q, ⌊k⌋)` at the default
 /// grid. Returns (k, δ at k).
 pub(crate) fn minibatch_fourier(tau: f64, q: f64, eps: f64, delta: f64) -> Result<(u64, f64)> {
-    let pld = FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement).pld(tau.sqrt(), q)?;
+    let pld =
+        FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement).pld(tau.sqrt(), q)?;
     let f = |x: f64| -> Result<f64> {
         let k = x.floor();
-        if k < 1.0 { Ok(0.0) } else { pld.delta(eps, k as u64) }
+        if k < 1.0 {
+            Ok(0.0)
+        } else {
+            pld.delta(eps, k as u64)
+        }
     };
     let k = algorithm2(f, delta, 0.0, 1024.0)?;
     Ok((k, f(k as f64)?))

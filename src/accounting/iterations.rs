@@ -452,7 +452,11 @@ impl MinibatchPenaltyIterations {
         let q = b / n;
         let (eps, delta) = check_budget(self.epsilon, self.delta, n)?;
         let alg = Algorithm::MinibatchPenalty;
-        let params = vec![("tau".into(), tau), ("batch_size".into(), b), ("n".into(), n)];
+        let params = vec![
+            ("tau".into(), tau),
+            ("batch_size".into(), b),
+            ("n".into(), n),
+        ];
         match self.method {
             Method::Rdp => {
                 let thesis = self.thesis_compatible;
@@ -463,8 +467,7 @@ impl MinibatchPenaltyIterations {
                         wbk_thm9(q, alpha, alpha, |j| j / (2.0 * tau))
                     }
                 };
-                let steps: Vec<(f64, f64)> =
-                    (2..200u32).map(|a| (f64::from(a), step(a))).collect();
+                let steps: Vec<(f64, f64)> = (2..200u32).map(|a| (f64::from(a), step(a))).collect();
                 let ln_inv_d = (1.0 / delta).ln();
                 // max over α of the per-order count; ties keep the smallest α (numpy argmax)
                 let mut best = (0u64, 2.0);
@@ -544,7 +547,10 @@ impl DpBarkerIterations {
             achieved_quantity: "epsilon".into(),
             optimal_order: Some(order),
             thesis_compatible: false,
-            params: vec![("batch_size".into(), self.batch_size as f64), ("n".into(), n)],
+            params: vec![
+                ("batch_size".into(), self.batch_size as f64),
+                ("n".into(), n),
+            ],
         })
     }
 }

@@ -58,7 +58,11 @@ fn check_order(alpha: f64) -> Result<f64> {
     if alpha.is_finite() && alpha > 1.0 {
         Ok(alpha)
     } else {
-        Err(Error::invalid("alpha", alpha, "RDP order must be finite and > 1"))
+        Err(Error::invalid(
+            "alpha",
+            alpha,
+            "RDP order must be finite and > 1",
+        ))
     }
 }
 
@@ -116,8 +120,7 @@ pub(crate) fn thesis_code_thm8(q: f64, alpha: u32, tau: f64) -> f64 {
     let mut sum = q * q * ln_binom(a, 2).exp() * (4.0 * e2.exp_m1()).min(2.0 * e2.exp());
     for j in 3..alpha {
         let jf = f64::from(j);
-        sum += (jf * q.ln() + ln_binom(a, u64::from(j)) + (jf - 1.0) * eps_p(jf) + 2f64.ln())
-            .exp();
+        sum += (jf * q.ln() + ln_binom(a, u64::from(j)) + (jf - 1.0) * eps_p(jf) + 2f64.ln()).exp();
     }
     (1.0 + sum).ln() / (f64::from(alpha) - 1.0)
 }
@@ -320,7 +323,10 @@ mod tests {
         ];
         for (q, a, tau, want) in cases {
             let got = thesis_code_thm8(q, a, tau);
-            assert!(((got - want) / want).abs() < 1e-12, "α={a}: {got} vs {want}");
+            assert!(
+                ((got - want) / want).abs() < 1e-12,
+                "α={a}: {got} vs {want}"
+            );
         }
         assert_eq!(thesis_code_thm8(0.01, 50, 0.7), f64::INFINITY);
     }

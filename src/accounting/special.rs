@@ -132,7 +132,11 @@ pub(crate) fn floor_pessimistic(x: f64) -> u64 {
         return 0;
     }
     let y = (x * (1.0 - FLOOR_MARGIN)).floor();
-    if y >= u64::MAX as f64 { u64::MAX } else { y as u64 }
+    if y >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        y as u64
+    }
 }
 
 #[cfg(test)]
@@ -152,7 +156,10 @@ mod tests {
         ];
         for (x, want) in cases {
             let got = erfcx(x);
-            assert!(((got - want) / want).abs() < 2e-15, "x={x}: {got} vs {want}");
+            assert!(
+                ((got - want) / want).abs() < 2e-15,
+                "x={x}: {got} vs {want}"
+            );
         }
         // erfc(1) = 0.157299207050285130659 (mpmath); erfc(-1) = 2 - erfc(1)
         assert!((erfc(1.0) / 0.157299207050285130659 - 1.0).abs() < 1e-15);

@@ -1,1 +1,177 @@
-//! DataFrames of accountant grids.
+//! DataFrames of accountant grids: iteration budgets and δ(ε) curves over a grid of ε, and the
+//! thesis' Figure 6.1 comparison table.
+
+use crate::Result;
+use crate::accounting::{Accountant, Gradient, IterationBudget, MaxIterations, Method};
+use polars::prelude::*;
+
+/// `numpy.linspace(start, stop, num)`.
+pub fn linspace(start: f64, stop: f64, num: usize) -> Vec<f64> {
+    match num {
+        0 => vec![],
+        1 => vec![start],
+        _ => (0..num)
+            .map(|i| start + (stop - start) * i as f64 / (num - 1) as f64)
+            .collect(),
+    }
+}
+
+/// One row per budget: `epsilon`, `iterations`, `method` ("zCDP", "ADP", "RDP", "Fourier"),
+/// `algorithm`, `delta`, `achieved`, `achieved_quantity`, `thesis_compatible`.
+///
+/// # Errors
+/// Only polars errors (none expected).
+///
+/// # Examples
+/// ```
+/// use dp_mcmc::accounting::MaxIterations;
+/// use dp_mcmc::frame::accounting::iterations_frame;
+/// let b = MaxIterations::dp_penalty(0.1, 100_000).epsilon(1.0).compute()?;
+/// let df = iterations_frame(&[b])?;
+/// assert_eq!(df.height(), 1);
+/// // an invalid budget fails before a frame is built
+/// assert!(MaxIterations::dp_penalty(0.1, 100_000).epsilon(-1.0).compute().is_err());
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+pub fn iterations_frame(rows: &[IterationBudget]) -> Result<DataFrame> {
+    let df = df!(
+        "epsilon" => rows.iter().map(|r| r.epsilon).collect::<Vec<_>>(),
+        "iterations" => rows.iter().map(|r| r.iterations).collect::<Vec<_>>(),
+        "method" => rows.iter().map(|r| r.method.label()).collect::<Vec<_>>(),
+        "algorithm" => rows.iter().map(|r| r.algorithm.name()).collect::<Vec<_>>(),
+        "delta" => rows.iter().map(|r| r.delta).collect::<Vec<_>>(),
+        "achieved" => rows.iter().map(|r| r.achieved).collect::<Vec<_>>(),
+        "achieved_quantity" => rows.iter().map(|r| r.achieved_quantity.clone()).collect::<Vec<_>>(),
+        "thesis_compatible" => rows.iter().map(|r| r.thesis_compatible).collect::<Vec<_>>(),
+    )?;
+    Ok(df)
+}
+
+/// δ(ε) of an accountant on a grid of ε: columns `epsilon`, `delta`, `method` (the
+/// accountant's name).
+///
+/// # Errors
+/// Errors of `Accountant::delta` (e.g. a negative ε).
+///
+/// # Examples
+/// ```
+/// use dp_mcmc::accounting::{Accountant, PrivacyEvent, Pld};
+/// use dp_mcmc::frame::accounting::delta_frame;
+/// let mut acc = Pld::new();
+/// acc.compose(&PrivacyEvent::gaussian(1.0))?;
+/// let df = delta_frame(&acc, &[0.5, 1.0, 2.0])?;
+/// assert_eq!(df.height(), 3);
+/// assert!(delta_frame(&acc, &[-1.0]).is_err());
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+pub fn delta_frame<A: Accountant>(acc: &A, epsilons: &[f64]) -> Result<DataFrame> {
+    let deltas = epsilons
+        .iter()
+        .map(|&e| acc.delta(e))
+        .collect::<Result<Vec<f64>>>()?;
+    let df = df!(
+        "epsilon" => epsilons.to_vec(),
+        "delta" => deltas,
+        "method" => vec![acc.name(); epsilons.len()],
+    )?;
+    Ok(df)
+}
+
+/// The thesis' Figure 6.1 comparison (spec §7, §10.1) on the grid `epsilons` (the thesis uses
+/// `linspace(0.5, 6, 50)`): n = 1e5, δ = 1e-6; DP penalty τ = 0.1 (zCDP vs ADP); minibatch
+/// penalty τ = `minibatch_tau` (final figure 0.7, March 0.9), b = 1000 (RDP vs Fourier); DP HMC
+/// τ_l = 0.1, τ_g = 0.4, L = 10 (zCDP vs ADP) with the given gradient schedule.
+/// `thesis_compatible` selects the thesis code's minibatch RDP sum (to j = α−1); the final
+/// thesis figure is `(0.7, Gradient::Fresh, true)`.
+/// Columns as [`iterations_frame`]. The Fourier rows take most of the time (~0.5 s per ε).
+///
+/// # Errors
+/// Invalid parameters (e.g. `minibatch_tau ≤ 0`) or a Fourier-accountant failure.
+pub fn figure_6_1_with(
+    epsilons: &[f64],
+    minibatch_tau: f64,
+    gradient: Gradient,
+    thesis_compatible: bool,
+) -> Result<DataFrame> {
+    let n = 100_000;
+    let delta = 1e-6;
+    let mut rows = Vec::with_capacity(6 * epsilons.len());
+    for m in [Method::Zcdp, Method::Pld] {
+        for &e in epsilons {
+            rows.push(
+                MaxIterations::dp_penalty(0.1, n)
+                    .epsilon(e)
+                    .delta(delta)
+                    .method(m)
+                    .compute()?,
+            );
+        }
+    }
+    for m in [Method::Rdp, Method::Fourier] {
+        for &e in epsilons {
+            rows.push(
+                MaxIterations::minibatch_penalty(minibatch_tau, 1000, n)
+                    .epsilon(e)
+                    .delta(delta)
+                    .method(m)
+                    .thesis_compatible(thesis_compatible)
+                    .compute()?,
+            );
+        }
+    }
+    for m in [Method::Zcdp, Method::Pld] {
+        for &e in epsilons {
+            rows.push(
+                MaxIterations::dp_hmc(0.1, 0.4, 10, n)
+                    .epsilon(e)
+                    .delta(delta)
+                    .method(m)
+                    .gradient(gradient)
+                    .compute()?,
+            );
+        }
+    }
+    iterations_frame(&rows)
+}
+
+/// The final thesis' Figure 6.1 on `linspace(0.5, 6, 50)` (τ = 0.7, fresh gradients), in the
+/// corrected (`false`) or thesis-code (`true`) mode; see [`figure_6_1_with`].
+///
+/// # Errors
+/// As [`figure_6_1_with`].
+pub fn figure_6_1(thesis_compatible: bool) -> Result<DataFrame> {
+    figure_6_1_with(
+        &linspace(0.5, 6.0, 50),
+        0.7,
+        Gradient::Fresh,
+        thesis_compatible,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linspace_matches_numpy() {
+        let x = linspace(0.5, 6.0, 50);
+        assert_eq!(x.len(), 50);
+        assert_eq!(x[0], 0.5);
+        assert_eq!(x[49], 6.0);
+        assert!((x[1] - 0.6122448979591837).abs() < 1e-15);
+    }
+
+    #[test]
+    fn figure_endpoints() {
+        // spec §10.1: final figure at ε = 6: (1079, 1431 | 991, 1817 | 639, 848)
+        let df = figure_6_1_with(&[6.0], 0.7, Gradient::Fresh, true).unwrap();
+        let it: Vec<u64> = df
+            .column("iterations")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .into_no_null_iter()
+            .collect();
+        assert_eq!(it, vec![1079, 1431, 991, 1817, 639, 848]);
+    }
+}

@@ -1,2 +1,17 @@
 //! plotly figures from result DataFrames (the only module that imports plotly).
+//!
+//! Every figure function takes a DataFrame (from [`crate::frame`]) and returns a
+//! `plotly::Plot` with a title, axis titles and a legend; wrap it in
+//! [`crate::display::Chart`] to show it in a notebook or write it as an offline HTML page.
+//! The helpers below give all figures the same look: the matplotlib/seaborn palette the thesis
+//! used, one subplot panel per facet with its title above it, and dashed black baselines.
+
+pub mod accounting;
+mod common;
 pub mod mechanisms;
+
+pub use accounting::accounting_comparison;
+pub use common::{
+    PALETTE, axis, baseline, baseline_trace, color, f64_column, line_trace, panel_axis_ids,
+    panel_title, set_panel_axes, standalone_html, str_column, unique_in_order, write_html,
+};

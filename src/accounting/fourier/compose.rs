@@ -12,13 +12,17 @@ use crate::error::{Error, Result};
 /// Terms |U_m F_m^k| below e^{-69} ≈ 1e-30 are skipped (at most nx/2 of them: < 1e-24 in δ).
 const LN_NEGLIGIBLE: f64 = -69.0;
 
-/// FA's Newton stopping rule |δ(ε) − δ_target| ≤ tol (absolute), per relation
-/// (`compute_eps.py` of 0.12.x: 1e-10 for S, 1e-13 for R).
-pub(super) fn newton_tolerance(relation: FourierRelation) -> f64 {
-    match relation {
+/// Newton's stopping rule |δ(ε) − δ_target| ≤ tol. FA (`compute_eps.py` of 0.12.x) uses the
+/// absolute 1e-10 (S) / 1e-13 (R), which is loose for small targets (10 % of δ_target = 1e-9:
+/// Newton approaches the root from below, so ε comes out too small). We additionally demand
+/// 1e-4 relative accuracy (floored at 1e-14, the round-off level of δ); for δ_target ≥ 1e-6 (S)
+/// or ≥ 1e-9 (R) this is FA's rule unchanged.
+pub(super) fn newton_tolerance(relation: FourierRelation, target_delta: f64) -> f64 {
+    let fa: f64 = match relation {
         FourierRelation::SubstituteWithoutReplacement => 1e-10,
         FourierRelation::AddRemovePoisson => 1e-13,
-    }
+    };
+    fa.min((1e-4 * target_delta).max(1e-14))
 }
 
 /// Cap on Newton iterations (FA has none and can spin forever at δ ≲ 1e-9).
@@ -87,7 +91,11 @@ pub(super) fn delta(grid: &Grid, epsilon: f64, parts: &[Part<'_>]) -> Result<f64
                 let (s, c) = phase.sin_cos();
                 let u = w.u[m];
                 let term = u.re * (r * c) - u.im * (r * s);
-                acc += if m == 0 || m == half { term } else { 2.0 * term };
+                acc += if m == 0 || m == half {
+                    term
+                } else {
+                    2.0 * term
+                };
             }
             acc
         })

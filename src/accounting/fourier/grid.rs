@@ -123,14 +123,16 @@ impl Grid {
         let first = (j0 + 1).clamp(0, nx as i64) as usize;
         let mut buf = vec![Complex::new(0.0, 0.0); nx];
         // Swapped index i holds original index (i + half) mod nx.
-        buf.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-            for (o, v) in chunk.iter_mut().enumerate() {
-                let j = (c * CHUNK + o + half) % nx;
-                if j >= first {
-                    *v = Complex::new(1.0 - (epsilon - self.x(j)).exp(), 0.0);
+        buf.par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                for (o, v) in chunk.iter_mut().enumerate() {
+                    let j = (c * CHUNK + o + half) % nx;
+                    if j >= first {
+                        *v = Complex::new(1.0 - (epsilon - self.x(j)).exp(), 0.0);
+                    }
                 }
-            }
-        });
+            });
         self.ifft_unnormalised(&mut buf);
         buf.truncate(half + 1);
         let inv_n = 1.0 / nx as f64;

@@ -66,12 +66,14 @@ impl FourierPld {
         let (nx, half, dx) = (grid.nx, grid.half, grid.dx);
         let density = Density::new(relation, sigma, q, &grid)?;
         let mut buf = vec![Complex::new(0.0, 0.0); nx];
-        buf.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-            for (o, v) in chunk.iter_mut().enumerate() {
-                let j = (c * CHUNK + o + half) % nx;
-                *v = Complex::new(density.at(j, &grid) * dx, 0.0);
-            }
-        });
+        buf.par_chunks_mut(CHUNK)
+            .enumerate()
+            .for_each(|(c, chunk)| {
+                for (o, v) in chunk.iter_mut().enumerate() {
+                    let j = (c * CHUNK + o + half) % nx;
+                    *v = Complex::new(density.at(j, &grid) * dx, 0.0);
+                }
+            });
         if let Some(bad) = buf.iter().position(|v| !v.re.is_finite()) {
             let j = (bad + half) % nx;
             return Err(Error::Numerical {
@@ -166,16 +168,17 @@ impl FourierPld {
         let (mut lo, mut hi) = (0_u64, 1024_u64);
         while below(hi)? {
             lo = hi;
-            hi = hi.checked_mul(2).filter(|&h| h <= MAX_SEARCH_STEPS).ok_or_else(|| {
-                Error::Numerical {
+            hi = hi
+                .checked_mul(2)
+                .filter(|&h| h <= MAX_SEARCH_STEPS)
+                .ok_or_else(|| Error::Numerical {
                     what: "Fourier accountant max_steps",
                     reason: format!(
                         "delta({epsilon}, k) stays below {target_delta} up to k = {lo}; \
                          epsilon is probably too close to the window L = {}, increase the window",
                         self.inner.grid.l
                     ),
-                }
-            })?;
+                })?;
         }
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
@@ -285,5 +288,6 @@ impl Density {
 #[inline]
 fn gaussian_mixture(t: f64, s2: f64, q: f64) -> f64 {
     (1.0 / (2.0 * PI * s2).sqrt())
-        * ((1.0 - q) * (-t * t / (2.0 * s2)).exp() + q * (-(t - 1.0) * (t - 1.0) / (2.0 * s2)).exp())
+        * ((1.0 - q) * (-t * t / (2.0 * s2)).exp()
+            + q * (-(t - 1.0) * (t - 1.0) / (2.0 * s2)).exp())
 }

@@ -1,23 +1,599 @@
-//! `iterations`, `delta`, `epsilon` subcommands (placeholder until the accounting module lands).
-use clap::Args;
-use serde_json::Value;
+//! `iterations`, `delta`, `epsilon` subcommands: the accountants of `dp_mcmc::accounting` as JSON.
+//!
+//! Sensitivity convention of `--noise-multiplier` (σ): noise std ÷ the l2 sensitivity under the
+//! relation. add-remove (Poisson): ÷ the per-record bound. substitute (without replacement):
+//! σ is FA's sigma, noise std ÷ the per-record bound C, with the pair (1−q)N(0,σ²)+qN(±1,σ²);
+//! `rdp` applies WBK19 Thm 9 with this σ taken as std ÷ substitute sensitivity, i.e. it uses C as
+//! that sensitivity. Passing the statistic's full substitute sensitivity c as C (the thesis'
+//! call, σ = √τ) is conservative for both accountants.
 
-#[derive(Args)]
-pub struct IterationsArgs {}
-#[derive(Args)]
-pub struct DeltaArgs {}
-#[derive(Args)]
-pub struct EpsilonArgs {}
+use clap::{Args, ValueEnum};
+use dp_mcmc::Error;
+use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
+use dp_mcmc::accounting::{
+    Gradient, IterationBudget, MaxIterations, Method, Rdp, RdpConversion, WorBound,
+    dp_accounting_orders, pld_delta, pld_epsilon, poisson_subsampled_gaussian_rdp,
+    wor_subsampled_gaussian_rdp,
+};
+use serde_json::{Value, json};
 
-fn pending() -> dp_mcmc::Result<Value> {
-    Err(dp_mcmc::Error::Model("accounting CLI pending".into()))
+/// Sampler.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum AlgorithmArg {
+    /// DP penalty (Thm 5 zCDP / Thm 6 PLD).
+    DpPenalty,
+    /// DP HMC (Thm 11 zCDP / Thm 12 PLD).
+    DpHmc,
+    /// Minibatch DP penalty (Fourier accountant / Thm 8 RDP).
+    MinibatchPenalty,
+    /// DP Barker (Thm 7 RDP).
+    DpBarker,
 }
-pub fn iterations(_: IterationsArgs) -> dp_mcmc::Result<Value> {
-    pending()
+
+/// Accountant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AccountantArg {
+    /// zCDP with the thesis' Theorem 1 conversion.
+    Zcdp,
+    /// Tight Gaussian PLD (closed form); subsampled: the Fourier accountant.
+    Pld,
+    /// Rényi DP, integer orders 2..=256 (iterations: the thesis' α grids).
+    Rdp,
+    /// Fourier accountant (nx = 1e6, L = 20).
+    Fourier,
 }
-pub fn delta(_: DeltaArgs) -> dp_mcmc::Result<Value> {
-    pending()
+
+/// DP HMC gradient schedule.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum GradientArg {
+    /// Fresh noisy gradient each iteration: k(L+1) releases (default).
+    Fresh,
+    /// March-2021 gradient re-use: kL+1 releases.
+    Reuse,
 }
-pub fn epsilon(_: EpsilonArgs) -> dp_mcmc::Result<Value> {
-    pending()
+
+/// Sampling scheme.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SamplingArg {
+    /// No subsampling.
+    None,
+    /// Poisson sampling with rate --q (add/remove relation).
+    Poisson,
+    /// Batch of q·n rows without replacement (substitute relation).
+    WithoutReplacement,
+}
+
+/// Neighbouring relation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RelationArg {
+    /// Add or remove one record.
+    AddRemove,
+    /// Substitute one record.
+    Substitute,
+}
+
+/// RDP → (ε, δ) conversion.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ConversionArg {
+    /// Thesis Theorem 1 (default).
+    Classic,
+    /// Canonne–Kamath–Steinke / dp_accounting's conversion (not the thesis).
+    Improved,
+}
+
+/// Arguments of `dp-mcmc iterations`.
+#[derive(Args)]
+pub struct IterationsArgs {
+    /// The sampler.
+    #[arg(long, value_enum)]
+    algorithm: AlgorithmArg,
+    /// Accountant [default: pld for dp-penalty/dp-hmc, fourier for minibatch-penalty, rdp for
+    /// dp-barker].
+    #[arg(long, value_enum)]
+    accountant: Option<AccountantArg>,
+    /// Target ε (> 0).
+    #[arg(long, allow_negative_numbers = true)]
+    epsilon: f64,
+    /// Target δ in (0, 1) [default: 0.1/n, as in the thesis].
+    #[arg(long, allow_negative_numbers = true)]
+    delta: Option<f64>,
+    /// Number of data rows.
+    #[arg(long)]
+    n: u64,
+    /// Noise parameter τ (dp-penalty, minibatch-penalty).
+    #[arg(long, allow_negative_numbers = true)]
+    tau: Option<f64>,
+    /// Log-likelihood-ratio noise τ_l (dp-hmc).
+    #[arg(long, allow_negative_numbers = true)]
+    tau_l: Option<f64>,
+    /// Gradient noise τ_g (dp-hmc).
+    #[arg(long, allow_negative_numbers = true)]
+    tau_g: Option<f64>,
+    /// Leapfrog steps L (dp-hmc).
+    #[arg(long)]
+    leapfrog_steps: Option<u32>,
+    /// DP HMC gradient schedule.
+    #[arg(long, value_enum, default_value = "fresh")]
+    gradient: GradientArg,
+    /// Batch size (minibatch-penalty, dp-barker).
+    #[arg(long)]
+    batch_size: Option<u64>,
+    /// Reproduce the thesis code (minibatch RDP sum to j = α−1: optimistic).
+    #[arg(long)]
+    thesis_compatible: bool,
+}
+
+/// The mechanism shared by `delta` and `epsilon`.
+#[derive(Args)]
+pub struct MechanismArgs {
+    /// Accountant.
+    #[arg(long, value_enum)]
+    accountant: AccountantArg,
+    /// σ = noise std ÷ l2 sensitivity. add-remove: ÷ per-record bound. substitute /
+    /// without-replacement: ÷ the per-record bound C of the Fourier accountant's pair
+    /// (1−q)N(0,σ²)+qN(±1,σ²) (so the substitute sensitivity is 2C in that pair); rdp (WBK19
+    /// Thm 9) takes the same σ as std ÷ substitute sensitivity. Using the statistic's full
+    /// substitute sensitivity as C (the thesis' σ = √τ) is conservative for both.
+    #[arg(long, allow_negative_numbers = true)]
+    noise_multiplier: f64,
+    /// Number of compositions.
+    #[arg(long)]
+    steps: u64,
+    /// Sampling scheme.
+    #[arg(long, value_enum, default_value = "none")]
+    sampling: SamplingArg,
+    /// Sampling rate (poisson, without-replacement).
+    #[arg(long, allow_negative_numbers = true)]
+    q: Option<f64>,
+    /// Neighbouring relation [default: add-remove for poisson, substitute for
+    /// without-replacement].
+    #[arg(long, value_enum)]
+    relation: Option<RelationArg>,
+    /// RDP conversion (rdp only).
+    #[arg(long, value_enum, default_value = "classic")]
+    conversion: ConversionArg,
+    /// RDP orders (rdp only; without-replacement uses the integer ones among them).
+    #[arg(long, value_enum, default_value = "integer")]
+    orders: OrdersArg,
+    /// rdp + without-replacement: the thesis code's sum to j = α−1 (optimistic).
+    #[arg(long)]
+    thesis_compatible: bool,
+    /// Fourier grid size.
+    #[arg(long, default_value_t = 1_000_000)]
+    nx: usize,
+    /// Fourier window L.
+    #[arg(long, default_value_t = 20.0)]
+    window: f64,
+}
+
+/// RDP orders.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum OrdersArg {
+    /// Integers 2..=256 (thesis; default).
+    Integer,
+    /// dp_accounting 0.6's default orders (1.1..10.9 by 0.1, 11..63, 128, 256, 512, 1024).
+    DpAccounting,
+}
+
+/// Arguments of `dp-mcmc delta`.
+#[derive(Args)]
+pub struct DeltaArgs {
+    #[command(flatten)]
+    mech: MechanismArgs,
+    /// ε at which δ is reported (≥ 0).
+    #[arg(long, allow_negative_numbers = true)]
+    epsilon: f64,
+}
+
+/// Arguments of `dp-mcmc epsilon`.
+#[derive(Args)]
+pub struct EpsilonArgs {
+    #[command(flatten)]
+    mech: MechanismArgs,
+    /// δ at which ε is reported, in (0, 1).
+    #[arg(long, allow_negative_numbers = true)]
+    delta: f64,
+}
+
+/// Library parameter name → CLI flag.
+fn flag(name: &'static str) -> &'static str {
+    match name {
+        "tau" => "--tau",
+        "tau_l" => "--tau-l",
+        "tau_g" => "--tau-g",
+        "leapfrog_steps" => "--leapfrog-steps",
+        "batch_size" | "batch" => "--batch-size",
+        "n" => "--n",
+        "epsilon" => "--epsilon",
+        "delta" | "target_delta" => "--delta",
+        "noise_multiplier" | "sigma" => "--noise-multiplier",
+        "q" => "--q",
+        "steps" => "--steps",
+        "accountant" => "--accountant",
+        "nx" => "--nx",
+        "window" | "l" => "--window",
+        other => other,
+    }
+}
+
+fn cli_error(e: Error) -> Error {
+    match e {
+        Error::InvalidParameter {
+            name,
+            value,
+            reason,
+        } => Error::InvalidParameter {
+            name: flag(name),
+            value,
+            reason,
+        },
+        other => other,
+    }
+}
+
+fn missing(flag: &'static str, why: &str) -> Error {
+    Error::invalid(flag, "missing", why.to_string())
+}
+
+fn need<T>(x: Option<T>, flag: &'static str, why: &str) -> dp_mcmc::Result<T> {
+    x.ok_or_else(|| missing(flag, why))
+}
+
+fn method_of(a: AccountantArg) -> Method {
+    match a {
+        AccountantArg::Zcdp => Method::Zcdp,
+        AccountantArg::Pld => Method::Pld,
+        AccountantArg::Rdp => Method::Rdp,
+        AccountantArg::Fourier => Method::Fourier,
+    }
+}
+
+fn accountant_name(a: AccountantArg) -> &'static str {
+    match a {
+        AccountantArg::Zcdp => "zcdp",
+        AccountantArg::Pld => "pld",
+        AccountantArg::Rdp => "rdp",
+        AccountantArg::Fourier => "fourier",
+    }
+}
+
+fn bad_accountant(a: AccountantArg, alg: &str, allowed: &str) -> Error {
+    Error::invalid(
+        "--accountant",
+        accountant_name(a),
+        format!("{alg} supports --accountant {allowed}"),
+    )
+}
+
+/// `dp-mcmc iterations`.
+pub fn iterations(a: IterationsArgs) -> dp_mcmc::Result<Value> {
+    iterations_inner(a).map_err(cli_error)
+}
+
+fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
+    let budget: IterationBudget = match a.algorithm {
+        AlgorithmArg::DpPenalty => {
+            let acc = a.accountant.unwrap_or(AccountantArg::Pld);
+            if !matches!(acc, AccountantArg::Zcdp | AccountantArg::Pld) {
+                return Err(bad_accountant(acc, "dp-penalty", "zcdp or pld"));
+            }
+            let tau = need(a.tau, "--tau", "dp-penalty needs --tau T")?;
+            let mut b = MaxIterations::dp_penalty(tau, a.n)
+                .epsilon(a.epsilon)
+                .method(method_of(acc));
+            if let Some(d) = a.delta {
+                b = b.delta(d);
+            }
+            b.compute()?
+        }
+        AlgorithmArg::DpHmc => {
+            let acc = a.accountant.unwrap_or(AccountantArg::Pld);
+            if !matches!(acc, AccountantArg::Zcdp | AccountantArg::Pld) {
+                return Err(bad_accountant(acc, "dp-hmc", "zcdp or pld"));
+            }
+            let tl = need(a.tau_l, "--tau-l", "dp-hmc needs --tau-l T")?;
+            let tg = need(a.tau_g, "--tau-g", "dp-hmc needs --tau-g T")?;
+            let l = need(
+                a.leapfrog_steps,
+                "--leapfrog-steps",
+                "dp-hmc needs --leapfrog-steps L",
+            )?;
+            let g = match a.gradient {
+                GradientArg::Fresh => Gradient::Fresh,
+                GradientArg::Reuse => Gradient::Reuse,
+            };
+            let mut b = MaxIterations::dp_hmc(tl, tg, l, a.n)
+                .epsilon(a.epsilon)
+                .method(method_of(acc))
+                .gradient(g);
+            if let Some(d) = a.delta {
+                b = b.delta(d);
+            }
+            b.compute()?
+        }
+        AlgorithmArg::MinibatchPenalty => {
+            let acc = a.accountant.unwrap_or(AccountantArg::Fourier);
+            if !matches!(acc, AccountantArg::Fourier | AccountantArg::Rdp) {
+                return Err(bad_accountant(acc, "minibatch-penalty", "fourier or rdp"));
+            }
+            let tau = need(a.tau, "--tau", "minibatch-penalty needs --tau T")?;
+            let bs = need(
+                a.batch_size,
+                "--batch-size",
+                "minibatch-penalty needs --batch-size B",
+            )?;
+            let mut b = MaxIterations::minibatch_penalty(tau, bs, a.n)
+                .epsilon(a.epsilon)
+                .method(method_of(acc))
+                .thesis_compatible(a.thesis_compatible);
+            if let Some(d) = a.delta {
+                b = b.delta(d);
+            }
+            b.compute()?
+        }
+        AlgorithmArg::DpBarker => {
+            let acc = a.accountant.unwrap_or(AccountantArg::Rdp);
+            if acc != AccountantArg::Rdp {
+                return Err(bad_accountant(acc, "dp-barker", "rdp"));
+            }
+            let bs = need(
+                a.batch_size,
+                "--batch-size",
+                "dp-barker needs --batch-size B",
+            )?;
+            let mut b = MaxIterations::dp_barker(bs, a.n).epsilon(a.epsilon);
+            if let Some(d) = a.delta {
+                b = b.delta(d);
+            }
+            b.compute()?
+        }
+    };
+    let mut out = json!({
+        "iterations": budget.iterations,
+        "algorithm": budget.algorithm.name(),
+        "accountant": accountant_name(a.accountant.unwrap_or(match budget.method {
+            Method::Zcdp => AccountantArg::Zcdp,
+            Method::Pld => AccountantArg::Pld,
+            Method::Rdp => AccountantArg::Rdp,
+            Method::Fourier => AccountantArg::Fourier,
+        })),
+        "method": budget.method.label(),
+        "epsilon": budget.epsilon,
+        "delta": budget.delta,
+        "n": a.n,
+        "thesis_compatible": budget.thesis_compatible,
+    });
+    let obj = out
+        .as_object_mut()
+        .expect("json! of an object literal is an object");
+    obj.insert(
+        format!("achieved_{}", budget.achieved_quantity),
+        json!(budget.achieved),
+    );
+    if let Some(o) = budget.optimal_order {
+        obj.insert("optimal_order".into(), json!(o));
+    }
+    for (k, v) in &budget.params {
+        obj.entry(k.clone()).or_insert(json!(v));
+    }
+    Ok(out)
+}
+
+/// Validated mechanism: (relation name, sampling rate).
+fn resolve(m: &MechanismArgs) -> dp_mcmc::Result<(RelationArg, Option<f64>)> {
+    let rel = match (m.sampling, m.relation) {
+        (SamplingArg::None, r) => r.unwrap_or(RelationArg::AddRemove),
+        (SamplingArg::Poisson, None | Some(RelationArg::AddRemove)) => RelationArg::AddRemove,
+        (SamplingArg::Poisson, Some(RelationArg::Substitute)) => {
+            return Err(Error::invalid(
+                "--relation",
+                "substitute",
+                "--sampling poisson is accounted under --relation add-remove; for substitute use --sampling without-replacement",
+            ));
+        }
+        (SamplingArg::WithoutReplacement, None | Some(RelationArg::Substitute)) => {
+            RelationArg::Substitute
+        }
+        (SamplingArg::WithoutReplacement, Some(RelationArg::AddRemove)) => {
+            return Err(Error::invalid(
+                "--relation",
+                "add-remove",
+                "--sampling without-replacement is accounted under --relation substitute; for add-remove use --sampling poisson",
+            ));
+        }
+    };
+    let q = match m.sampling {
+        SamplingArg::None => {
+            if m.q.is_some() {
+                return Err(Error::invalid(
+                    "--q",
+                    m.q.unwrap_or(f64::NAN),
+                    "--q needs --sampling poisson or without-replacement",
+                ));
+            }
+            None
+        }
+        _ => Some(dp_mcmc::error::check::rate(
+            "q",
+            need(
+                m.q,
+                "--q",
+                "subsampling needs --q Q (sampling rate in (0, 1])",
+            )?,
+        )?),
+    };
+    dp_mcmc::error::check::positive("noise_multiplier", m.noise_multiplier)?;
+    if m.steps == 0 {
+        return Err(Error::invalid("--steps", 0, "must be at least 1"));
+    }
+    match (m.accountant, m.sampling) {
+        (AccountantArg::Zcdp, SamplingArg::None) => {}
+        (AccountantArg::Zcdp, _) => {
+            return Err(Error::invalid(
+                "--accountant",
+                "zcdp",
+                "zcdp has no subsampling amplification: use --accountant rdp, pld or fourier, or --sampling none",
+            ));
+        }
+        (AccountantArg::Fourier, SamplingArg::None) => {
+            return Err(Error::invalid(
+                "--accountant",
+                "fourier",
+                "the Fourier accountant needs --sampling poisson or without-replacement; use --accountant pld for --sampling none",
+            ));
+        }
+        _ => {}
+    }
+    Ok((rel, q))
+}
+
+fn relation_name(r: RelationArg) -> &'static str {
+    match r {
+        RelationArg::AddRemove => "add-remove",
+        RelationArg::Substitute => "substitute",
+    }
+}
+
+fn sampling_name(s: SamplingArg) -> &'static str {
+    match s {
+        SamplingArg::None => "none",
+        SamplingArg::Poisson => "poisson",
+        SamplingArg::WithoutReplacement => "without-replacement",
+    }
+}
+
+enum Query {
+    Delta(f64),
+    Epsilon(f64),
+}
+
+fn rdp_accountant(m: &MechanismArgs, q: Option<f64>) -> dp_mcmc::Result<Rdp> {
+    let conv = match m.conversion {
+        ConversionArg::Classic => RdpConversion::Classic,
+        ConversionArg::Improved => RdpConversion::Improved,
+    };
+    let s = m.noise_multiplier;
+    let mut acc = match m.orders {
+        OrdersArg::Integer => Rdp::new(),
+        OrdersArg::DpAccounting => Rdp::with_orders(dp_accounting_orders())?,
+    }
+    .conversion(conv);
+    match (m.sampling, q) {
+        (SamplingArg::Poisson, Some(q)) => {
+            acc.compose_curve(|a| poisson_subsampled_gaussian_rdp(q, s, a), m.steps)?;
+        }
+        (SamplingArg::WithoutReplacement, Some(q)) => {
+            let bound = if m.thesis_compatible {
+                WorBound::ThesisCode
+            } else {
+                WorBound::Theorem9
+            };
+            acc.compose_curve(
+                |a| {
+                    if a.fract() == 0.0 && a >= 2.0 {
+                        wor_subsampled_gaussian_rdp(q, s, a as u32, bound)
+                    } else {
+                        Ok(f64::INFINITY) // Theorem 9 holds at integer orders only
+                    }
+                },
+                m.steps,
+            )?;
+        }
+        _ => {
+            acc.compose_curve(|a| Ok(a / (2.0 * s * s)), m.steps)?;
+        }
+    }
+    Ok(acc)
+}
+
+fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
+    let (rel, q) = resolve(m)?;
+    let s = m.noise_multiplier;
+    let k = m.steps as f64;
+    let mut order = None;
+    let value = match (m.accountant, q) {
+        (AccountantArg::Zcdp, _) => {
+            let rho = k / (2.0 * s * s);
+            let mut z = dp_mcmc::accounting::Zcdp::new();
+            use dp_mcmc::accounting::Accountant;
+            z.compose(&dp_mcmc::accounting::PrivacyEvent::Zcdp { rho })?;
+            match query {
+                Query::Delta(e) => z.delta(e)?,
+                Query::Epsilon(d) => z.epsilon(d)?,
+            }
+        }
+        (AccountantArg::Pld, None) => {
+            let mu = k / (2.0 * s * s);
+            match query {
+                Query::Delta(e) => pld_delta(mu, e)?,
+                Query::Epsilon(d) => pld_epsilon(mu, d)?,
+            }
+        }
+        (AccountantArg::Rdp, q) => {
+            let acc = rdp_accountant(m, q)?;
+            let (v, a) = match query {
+                Query::Delta(e) => acc.delta_and_order(e)?,
+                Query::Epsilon(d) => acc.epsilon_and_order(d)?,
+            };
+            order = Some(a);
+            v
+        }
+        (AccountantArg::Pld | AccountantArg::Fourier, Some(q)) => {
+            let relation = match rel {
+                RelationArg::AddRemove => FourierRelation::AddRemovePoisson,
+                RelationArg::Substitute => FourierRelation::SubstituteWithoutReplacement,
+            };
+            let fa = FourierAccountant::new(relation).nx(m.nx).window(m.window);
+            let parts = [SubsampledGaussian::new(s, q, m.steps)?];
+            match query {
+                Query::Delta(e) => fa.delta(e, &parts)?,
+                Query::Epsilon(d) => fa.epsilon(d, &parts)?,
+            }
+        }
+        (AccountantArg::Fourier, None) => unreachable!("rejected by resolve()"),
+    };
+    let mut out = json!({
+        "accountant": accountant_name(m.accountant),
+        "noise_multiplier": s,
+        "steps": m.steps,
+        "sampling": sampling_name(m.sampling),
+        "relation": relation_name(rel),
+    });
+    let obj = out
+        .as_object_mut()
+        .expect("json! of an object literal is an object");
+    if let Some(q) = q {
+        obj.insert("q".into(), json!(q));
+    }
+    if let Some(a) = order {
+        obj.insert("optimal_order".into(), json!(a));
+        obj.insert(
+            "conversion".into(),
+            json!(match m.conversion {
+                ConversionArg::Classic => "classic",
+                ConversionArg::Improved => "improved",
+            }),
+        );
+    }
+    match query {
+        Query::Delta(e) => {
+            obj.insert("epsilon".into(), json!(e));
+            obj.insert("delta".into(), json!(value));
+        }
+        Query::Epsilon(d) => {
+            obj.insert("delta".into(), json!(d));
+            obj.insert("epsilon".into(), json!(value));
+        }
+    }
+    Ok(out)
+}
+
+/// `dp-mcmc delta`.
+pub fn delta(a: DeltaArgs) -> dp_mcmc::Result<Value> {
+    answer(&a.mech, Query::Delta(a.epsilon)).map_err(cli_error)
+}
+
+/// `dp-mcmc epsilon`.
+pub fn epsilon(a: EpsilonArgs) -> dp_mcmc::Result<Value> {
+    answer(&a.mech, Query::Epsilon(a.delta)).map_err(cli_error)
 }

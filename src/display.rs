@@ -1,1 +1,0 @@
-//! Notebook display: pure `to_html`/`to_text` renderers and `evcxr_display` hooks.
