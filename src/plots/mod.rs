@@ -7,6 +7,7 @@
 //! used, one subplot panel per facet with its title above it, and dashed black baselines.
 
 pub mod accounting;
+pub mod experiments;
 mod common;
 pub mod mechanisms;
 
