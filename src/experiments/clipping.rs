@@ -155,6 +155,11 @@ mod tests {
         assert_eq!(a.len(), b.len());
         assert!(a[0].id().contains("/l2/") && b[0].id().contains("/abs-sum/"));
         assert!(b.iter().any(|t| t.id().contains("easy-10d/n=100000/")));
-        assert!(BaselineSpec::full().tasks().iter().all(|t| t.grid() == "baseline"));
+        assert!(
+            BaselineSpec::full()
+                .tasks()
+                .iter()
+                .all(|t| t.grid() == "baseline")
+        );
     }
 }

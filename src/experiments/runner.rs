@@ -91,7 +91,10 @@ impl Problem {
                 Error::invalid(
                     "n",
                     n,
-                    format!("only banana experiments can change n; use n = {}", experiment.n()),
+                    format!(
+                        "only banana experiments can change n; use n = {}",
+                        experiment.n()
+                    ),
                 )
             })?;
             let data = params.generate(
@@ -198,7 +201,7 @@ fn record(row: &mut ResultRow, trace: &ChainTrace, p: &Problem, seed: u64) -> Re
         row.dim,
         p.reference.as_deref(),
         Some(&p.true_mean),
-        seed ^ 0x5eed_0f_0003d,
+        seed ^ 0x05ee_d0f0_003d,
     )?;
     row.iterations = m.iterations;
     row.acceptance = finite(m.acceptance);
@@ -357,7 +360,9 @@ impl GridRunner {
                 .map(|u| u.chain + 1)
                 .max()
                 .unwrap_or(1);
-            if let std::collections::hash_map::Entry::Vacant(v) = problems.entry((t.experiment, t.n)) {
+            if let std::collections::hash_map::Entry::Vacant(v) =
+                problems.entry((t.experiment, t.n))
+            {
                 v.insert(Problem::new(t.experiment, t.n, chains)?);
             }
         }
@@ -399,16 +404,21 @@ impl GridRunner {
 
         let bar = (self.progress && !in_ci() && std::io::stderr().is_terminal()).then(|| {
             let b = ProgressBar::new(pending.len() as u64);
-            if let Ok(style) =
-                ProgressStyle::with_template("{bar:40} {pos}/{len} tasks ({elapsed}, {eta} left) {msg}")
-            {
+            if let Ok(style) = ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} tasks ({elapsed}, {eta} left) {msg}",
+            ) {
                 b.set_style(style);
             }
             b
         });
         let next = AtomicUsize::new(0);
         let finished = AtomicUsize::new(0);
-        let state = Mutex::new((Vec::<(String, String)>::new(), 0usize, 0.0f64, Instant::now()));
+        let state = Mutex::new((
+            Vec::<(String, String)>::new(),
+            0usize,
+            0.0f64,
+            Instant::now(),
+        ));
         let total = pending.len();
         let label = out
             .file_stem()

@@ -100,7 +100,15 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 pub fn medians_frame(rows: &[ResultRow]) -> Result<DataFrame> {
     let mut sorted: Vec<&ResultRow> = rows.iter().collect();
     sorted.sort_by(|a, b| a.task.cmp(&b.task));
-    type Key = (String, String, String, Option<u64>, Option<u64>, Option<String>, usize);
+    type Key = (
+        String,
+        String,
+        String,
+        Option<u64>,
+        Option<u64>,
+        Option<String>,
+        usize,
+    );
     let key = |r: &ResultRow| -> Key {
         (
             r.grid.clone(),

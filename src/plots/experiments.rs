@@ -146,7 +146,11 @@ fn box_figure(
                     && only_algorithm.is_none_or(|a| rows.algorithm[i] == a)
             })
             .collect();
-        let mut algs = unique_in_order(&idx.iter().map(|&i| rows.algorithm[i].clone()).collect::<Vec<_>>());
+        let mut algs = unique_in_order(
+            &idx.iter()
+                .map(|&i| rows.algorithm[i].clone())
+                .collect::<Vec<_>>(),
+        );
         algs.sort_by_key(|a| hue(a).0);
         let (xa, ya) = panel_axis_ids(panel);
         for alg in &algs {
@@ -332,7 +336,10 @@ pub fn figure_6_7(results: &DataFrame) -> Result<Plot> {
             "mean error ‖mean − (0, 0)‖ (y) against ε".to_string(),
             "mean".to_string(),
         ),
-        ("clip fraction (y) against ε".to_string(), "clip".to_string()),
+        (
+            "clip fraction (y) against ε".to_string(),
+            "clip".to_string(),
+        ),
     ];
     box_figure(
         &rows,
@@ -408,9 +415,7 @@ pub fn figure_6_2(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {
     let mmd = f64_column(results, "mmd")?;
     let dims: Vec<Experiment> = [Experiment::EasyBanana2d, Experiment::EasyBanana10d]
         .into_iter()
-        .filter(|e| {
-            (0..mmd.len()).any(|i| experiment[i] == e.key() && mmd[i].is_finite())
-        })
+        .filter(|e| (0..mmd.len()).any(|i| experiment[i] == e.key() && mmd[i].is_finite()))
         .collect();
     if dims.is_empty() {
         return Err(Error::InvalidData(
@@ -440,22 +445,32 @@ pub fn figure_6_2(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {
         let idx: Vec<usize> = (0..mmd.len())
             .filter(|&i| experiment[i] == e.key() && mmd[i].is_finite())
             .collect();
-        let mut algs =
-            unique_in_order(&idx.iter().map(|&i| algorithm[i].clone()).collect::<Vec<_>>());
+        let mut algs = unique_in_order(
+            &idx.iter()
+                .map(|&i| algorithm[i].clone())
+                .collect::<Vec<_>>(),
+        );
         algs.sort_by_key(|a| hue(a).0);
         let top = c;
         let bottom = cols + c;
         let d = e.dim();
         layout = set_panel_axes(layout, top, axis("clip bound"), axis("MMD"))?;
         layout = set_panel_axes(layout, bottom, axis("clip fraction"), axis("MMD"))?;
-        annotations.push(panel_title(&format!("d = {d}: MMD against the clip bound"), top));
+        annotations.push(panel_title(
+            &format!("d = {d}: MMD against the clip bound"),
+            top,
+        ));
         annotations.push(panel_title(
             &format!("d = {d}: MMD against the clip fraction"),
             bottom,
         ));
         for alg in &algs {
             let (ci, label) = hue(alg);
-            let mut pts: Vec<usize> = idx.iter().copied().filter(|&i| &algorithm[i] == alg).collect();
+            let mut pts: Vec<usize> = idx
+                .iter()
+                .copied()
+                .filter(|&i| &algorithm[i] == alg)
+                .collect();
             pts.sort_by(|&a, &b| bound[a].total_cmp(&bound[b]));
             let first = !shown.contains(&label);
             if first {

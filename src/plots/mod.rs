@@ -7,8 +7,8 @@
 //! used, one subplot panel per facet with its title above it, and dashed black baselines.
 
 pub mod accounting;
-pub mod experiments;
 mod common;
+pub mod experiments;
 pub mod mechanisms;
 
 pub use accounting::accounting_comparison;

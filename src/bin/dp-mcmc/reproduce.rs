@@ -126,7 +126,11 @@ impl Ctx<'_> {
 
     fn grid(&mut self, tasks: &[dp_mcmc::experiments::Task], name: &str) -> Result<GridReport> {
         let path = self.table(name);
-        eprintln!("[dp-mcmc reproduce] {name}: {} tasks -> {}", tasks.len(), path.display());
+        eprintln!(
+            "[dp-mcmc reproduce] {name}: {} tasks -> {}",
+            tasks.len(),
+            path.display()
+        );
         let report = self.runner().run(tasks, &path)?;
         self.files.push(path.display().to_string());
         self.parts.insert(name.to_string(), json!(report));
@@ -142,7 +146,10 @@ impl Ctx<'_> {
             Ok(df)
         };
         let thesis = tag(figure_6_1_with(&eps, 0.7, Gradient::Fresh, true)?, "thesis")?;
-        let corrected = tag(figure_6_1_with(&eps, 0.7, Gradient::Fresh, false)?, "corrected")?;
+        let corrected = tag(
+            figure_6_1_with(&eps, 0.7, Gradient::Fresh, false)?,
+            "corrected",
+        )?;
         let mut both = thesis.vstack(&corrected)?;
         let path = self.table("accounting");
         self.write_table(&mut both, &path)?;
