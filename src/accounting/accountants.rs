@@ -438,6 +438,7 @@ impl Accountant for Pld {
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision)] // reference literals keep their source's digits
 mod tests {
     use super::*;
     use crate::accounting::accountant::conformance;

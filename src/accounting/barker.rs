@@ -149,6 +149,7 @@ impl BarkerRdp {
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision)] // reference literals keep their source's digits
 mod tests {
     use super::*;
 

@@ -174,10 +174,15 @@ impl Accountant for Fourier {
 
 /// Minibatch DP penalty with the Fourier accountant exactly as the thesis calls it (spec
 /// §3.5.1): Algorithm 2 (low 0, high 1024) on `get_delta_S(ε, σ = √τ, q, ⌊k⌋)` at the default
-/// grid. Returns (k, δ at k).
-pub(crate) fn minibatch_fourier(tau: f64, q: f64, eps: f64, delta: f64) -> Result<(u64, f64)> {
-    let pld =
-        FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement).pld(tau.sqrt(), q)?;
+/// grid of `fa` (substitute relation). Returns (k, δ at k).
+pub(crate) fn minibatch_fourier(
+    fa: &FourierAccountant,
+    tau: f64,
+    q: f64,
+    eps: f64,
+    delta: f64,
+) -> Result<(u64, f64)> {
+    let pld = fa.pld(tau.sqrt(), q)?;
     let f = |x: f64| -> Result<f64> {
         let k = x.floor();
         if k < 1.0 {
@@ -191,9 +196,32 @@ pub(crate) fn minibatch_fourier(tau: f64, q: f64, eps: f64, delta: f64) -> Resul
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision)] // reference literals keep their source's digits
 mod tests {
     use super::*;
     use crate::accounting::accountant::conformance;
+
+    #[test]
+    fn pld_delegates_subsampled_events() {
+        use crate::accounting::Pld;
+        let e = PrivacyEvent::gaussian(2.0).poisson(0.01).repeat(10_000);
+        let mut pld = Pld::new();
+        pld.compose(&e).unwrap();
+        let mut fa = Fourier::new();
+        fa.compose(&e).unwrap();
+        let (a, b) = (pld.delta(1.0).unwrap(), fa.delta(1.0).unwrap());
+        assert_eq!(a, b);
+        // spec §10.4: get_delta_R(ε=1, σ=2, q=0.01, 1e4) = 0.010224911209191894 (nx 1e6, L 20)
+        assert!((a - 0.010224911209191894).abs() < 1e-12, "{a}");
+        // mixing bare Gaussians with subsampled events is rejected, state unchanged
+        assert!(pld.compose(&PrivacyEvent::gaussian(1.0)).is_err());
+        assert_eq!(pld.delta(1.0).unwrap(), a);
+        // mixing relations too
+        assert!(
+            pld.compose(&PrivacyEvent::gaussian(1.0).without_replacement(100, 1))
+                .is_err()
+        );
+    }
 
     #[test]
     fn conformance_fourier() {

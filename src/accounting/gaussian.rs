@@ -123,6 +123,7 @@ pub(crate) fn pld_epsilon_unchecked(mu: f64, delta: f64) -> Result<f64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision)] // reference literals keep their source's digits
 mod tests {
     use super::*;
 

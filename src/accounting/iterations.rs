@@ -8,6 +8,7 @@
 
 use super::algorithm2::algorithm2;
 use super::barker::BarkerRdp;
+use super::fourier::{FourierAccountant, FourierRelation};
 use super::gaussian::pld_delta_unchecked;
 use super::rdp::{thesis_code_thm8, wbk_thm9};
 use super::special::floor_pessimistic;
@@ -206,6 +207,7 @@ impl MaxIterations {
             delta: None,
             method: Method::Fourier,
             thesis_compatible: false,
+            fourier: None,
         }
     }
 
@@ -389,12 +391,13 @@ impl DpHmcIterations {
             achieved,
             achieved_quantity: q.into(),
             optimal_order: None,
-            thesis_compatible: self.gradient == Gradient::Reuse,
+            thesis_compatible: false, // both gradient schedules are sound; see `params`
             params: vec![
                 ("tau_l".into(), tau_l),
                 ("tau_g".into(), tau_g),
                 ("leapfrog_steps".into(), l),
                 ("gradient_releases_per_iteration".into(), per),
+                ("gradient_releases_once".into(), extra),
                 ("n".into(), n),
             ],
         })
@@ -411,10 +414,20 @@ pub struct MinibatchPenaltyIterations {
     delta: Option<f64>,
     method: Method,
     thesis_compatible: bool,
+    fourier: Option<FourierAccountant>,
 }
 
 impl MinibatchPenaltyIterations {
     budget_setters!();
+
+    /// The Fourier accountant to use (default: the thesis' grid nx = 1e6, L = 20). Pass a clone
+    /// of one accountant to share its cached spectra across many budgets (e.g. an ε grid).
+    /// Must use [`FourierRelation::SubstituteWithoutReplacement`] (checked by `compute`).
+    #[must_use]
+    pub fn fourier_accountant(mut self, fa: FourierAccountant) -> Self {
+        self.fourier = Some(fa);
+        self
+    }
 
     /// `Method::Fourier` (default; the thesis' call `get_delta_S(ε, σ = √τ, q = b/n, k)`, which
     /// charges the statistic's sensitivity c as the pair's per-record bound: conservative, spec
@@ -496,7 +509,20 @@ impl MinibatchPenaltyIterations {
                 })
             }
             Method::Fourier => {
-                let (k, achieved) = super::fourier_events::minibatch_fourier(tau, q, eps, delta)?;
+                let fa = match &self.fourier {
+                    Some(fa) if fa.relation() != FourierRelation::SubstituteWithoutReplacement => {
+                        return Err(Error::invalid(
+                            "fourier_accountant",
+                            format!("{:?}", fa.relation()),
+                            "the minibatch penalty samples without replacement: use \
+                             FourierRelation::SubstituteWithoutReplacement",
+                        ));
+                    }
+                    Some(fa) => fa.clone(),
+                    None => FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement),
+                };
+                let (k, achieved) =
+                    super::fourier_events::minibatch_fourier(&fa, tau, q, eps, delta)?;
                 Ok(IterationBudget {
                     iterations: k,
                     algorithm: alg,

@@ -73,6 +73,7 @@ pub(crate) fn thm11_iterations(
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision)] // reference literals keep their source's digits
 mod tests {
     use super::*;
 

@@ -2,6 +2,7 @@
 //! thesis' Figure 6.1 comparison table.
 
 use crate::Result;
+use crate::accounting::fourier::{FourierAccountant, FourierRelation};
 use crate::accounting::{Accountant, Gradient, IterationBudget, MaxIterations, Method};
 use polars::prelude::*;
 
@@ -107,6 +108,8 @@ pub fn figure_6_1_with(
             );
         }
     }
+    // one accountant for the whole grid: its single-step spectrum is computed once
+    let fa = FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement);
     for m in [Method::Rdp, Method::Fourier] {
         for &e in epsilons {
             rows.push(
@@ -115,6 +118,7 @@ pub fn figure_6_1_with(
                     .delta(delta)
                     .method(m)
                     .thesis_compatible(thesis_compatible)
+                    .fourier_accountant(fa.clone())
                     .compute()?,
             );
         }
@@ -149,6 +153,7 @@ pub fn figure_6_1(thesis_compatible: bool) -> Result<DataFrame> {
 }
 
 #[cfg(test)]
+#[allow(clippy::excessive_precision)] // reference literals keep their source's digits
 mod tests {
     use super::*;
 
@@ -173,5 +178,24 @@ mod tests {
             .into_no_null_iter()
             .collect();
         assert_eq!(it, vec![1079, 1431, 991, 1817, 639, 848]);
+    }
+
+    #[test]
+    #[ignore = "slow: 50-point Fourier grid (~45 s in debug); run with --ignored"]
+    fn full_figure_is_monotone() {
+        let t = std::time::Instant::now();
+        let df = figure_6_1(true).unwrap();
+        eprintln!("figure_6_1: {:?}", t.elapsed());
+        assert_eq!(df.height(), 300);
+        let it: Vec<u64> = df
+            .column("iterations")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .into_no_null_iter()
+            .collect();
+        for series in it.chunks(50) {
+            assert!(series.windows(2).all(|w| w[0] <= w[1]), "{series:?}");
+        }
     }
 }

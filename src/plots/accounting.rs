@@ -1,13 +1,12 @@
 //! Figure 6.1 of the thesis: maximum iterations against ε, one panel per algorithm, one line
 //! per accountant.
 
-use plotly::common::{DashType, Line, Mode, Title};
-use plotly::layout::{GridPattern, LayoutGrid, Legend};
-use plotly::{Layout, Plot, Scatter};
+use plotly::common::{DashType, Line, Mode};
+use plotly::{Plot, Scatter};
 use polars::prelude::DataFrame;
 
 use super::common::{
-    axis, color, f64_column, panel_axis_ids, panel_title, set_panel_axes, str_column,
+    axis, color, f64_column, grid_layout, panel_axis_ids, panel_title, set_panel_axes, str_column,
     unique_in_order,
 };
 use crate::{Error, Result};
@@ -92,25 +91,16 @@ pub fn accounting_comparison(df: &DataFrame) -> Result<Plot> {
         .filter(|y| y.is_finite())
         .fold(THESIS_Y_MAX, |m, y| m.max(y * 1.05));
 
-    let mut title = "Iterations each accountant allows for a privacy budget (ε, δ)".to_string();
+    let mut delta = "δ".to_string();
     if has("delta") {
         let deltas = f64_column(df, "delta")?;
         if deltas.iter().all(|d| *d == deltas[0]) {
-            title.push_str(&format!(", δ = {:e}", deltas[0]));
+            delta = format!("δ = {:e}", deltas[0]);
         }
     }
+    let title = format!("Maximum iterations for a privacy budget (ε, {delta})");
     let mut plot = Plot::new();
-    let mut layout = Layout::new()
-        .title(Title::with_text(title))
-        .height(450)
-        .grid(
-            LayoutGrid::new()
-                .rows(1)
-                .columns(n_panels)
-                .pattern(GridPattern::Independent),
-        )
-        .show_legend(true)
-        .legend(Legend::new().title(Title::with_text("accountant")));
+    let mut layout = grid_layout(&title, 1, n_panels, "accountant");
     let mut annotations = Vec::with_capacity(n_panels);
     let mut legend_shown: Vec<String> = Vec::new();
 
@@ -213,7 +203,7 @@ mod tests {
             layout["title"]["text"]
                 .as_str()
                 .unwrap()
-                .starts_with("Iterations each accountant allows")
+                .starts_with("Maximum iterations for a privacy budget (ε, δ)")
         );
         assert_eq!(layout["grid"]["columns"], 3);
         for ax in ["", "2", "3"] {
@@ -310,7 +300,7 @@ mod tests {
             .unwrap();
         let j = json(&accounting_comparison(&df).unwrap());
         let title = j["layout"]["title"]["text"].as_str().unwrap().to_string();
-        assert!(title.ends_with(", δ = 1e-6"), "{title}");
+        assert!(title.ends_with("(ε, δ = 1e-6)"), "{title}");
     }
 
     #[test]

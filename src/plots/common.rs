@@ -3,7 +3,9 @@
 use std::path::Path;
 
 use plotly::common::{DashType, Line, Mode, Title};
-use plotly::layout::{Annotation, Axis, Shape, ShapeLine, ShapeType};
+use plotly::layout::{
+    Annotation, Axis, GridPattern, LayoutGrid, Legend, Shape, ShapeLine, ShapeType,
+};
 use plotly::{Layout, Plot, Scatter};
 use polars::prelude::{DataFrame, DataType};
 
@@ -24,6 +26,27 @@ pub fn color(i: usize) -> &'static str {
 /// An axis with a title (every figure labels both axes).
 pub fn axis(title: &str) -> Axis {
     Axis::new().title(Title::with_text(title)).zero_line(false)
+}
+
+/// A legend with a title (the thing the lines or boxes are coloured by).
+pub fn legend(title: &str) -> Legend {
+    Legend::new().title(Title::with_text(title))
+}
+
+/// A figure layout: `title`, a `rows` × `columns` grid of independent subplots (panels are
+/// numbered row by row from 0, see [`panel_axis_ids`]), a titled legend, 450 px per row.
+pub fn grid_layout(title: &str, rows: usize, columns: usize, legend_title: &str) -> Layout {
+    Layout::new()
+        .title(Title::with_text(title))
+        .height(450 * rows.max(1))
+        .grid(
+            LayoutGrid::new()
+                .rows(rows.max(1))
+                .columns(columns.max(1))
+                .pattern(GridPattern::Independent),
+        )
+        .show_legend(true)
+        .legend(legend(legend_title))
 }
 
 /// plotly's axis ids of subplot `panel` (0-based): `("x", "y")`, `("x2", "y2")`, …
@@ -71,6 +94,7 @@ pub fn panel_title(text: &str, panel: usize) -> Annotation {
         .x_anchor(plotly::common::Anchor::Center)
         .y_anchor(plotly::common::Anchor::Bottom)
         .show_arrow(false)
+        .font(plotly::common::Font::new().size(14))
 }
 
 /// A dashed black horizontal line at `y` across the whole width of subplot `panel` (the
@@ -221,6 +245,21 @@ mod tests {
         assert_eq!(panel_axis_ids(2), ("x3".to_string(), "y3".to_string()));
         assert!(set_panel_axes(Layout::new(), 7, axis("a"), axis("b")).is_ok());
         assert!(set_panel_axes(Layout::new(), 8, axis("a"), axis("b")).is_err());
+    }
+
+    #[test]
+    fn grid_layout_has_title_grid_and_legend() {
+        let mut plot = Plot::new();
+        plot.set_layout(grid_layout("T", 2, 2, "method"));
+        let json: serde_json::Value = serde_json::from_str(&plot.to_json()).unwrap();
+        let layout = &json["layout"];
+        assert_eq!(layout["title"]["text"], "T");
+        assert_eq!(layout["grid"]["rows"], 2);
+        assert_eq!(layout["grid"]["columns"], 2);
+        assert_eq!(layout["grid"]["pattern"], "independent");
+        assert_eq!(layout["height"], 900);
+        assert_eq!(layout["showlegend"], true);
+        assert_eq!(layout["legend"]["title"]["text"], "method");
     }
 
     #[test]

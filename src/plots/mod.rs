@@ -13,6 +13,7 @@ pub mod mechanisms;
 
 pub use accounting::accounting_comparison;
 pub use common::{
-    PALETTE, axis, baseline, baseline_trace, color, f64_column, line_trace, panel_axis_ids,
-    panel_title, set_panel_axes, standalone_html, str_column, unique_in_order, write_html,
+    PALETTE, axis, baseline, baseline_trace, color, f64_column, grid_layout, legend, line_trace,
+    panel_axis_ids, panel_title, set_panel_axes, standalone_html, str_column, unique_in_order,
+    write_html,
 };

@@ -111,7 +111,8 @@ impl Kernel for DpBarkerKernel {
             batch_var,
             ..StepInfo::default()
         };
-        if !(batch_var <= 1.0) || !lambda.is_finite() && lambda != f64::NEG_INFINITY {
+        let variance_ok = batch_var <= 1.0; // false for NaN too
+        if !variance_ok || lambda.is_nan() || lambda == f64::INFINITY {
             info.nonfinite = true;
             return info;
         }

@@ -55,7 +55,7 @@ impl BatchSampler {
         model.log_lik_ratio_indexed(theta, theta_new, &self.batch, &mut self.ratios);
         let (mut sum, mut sum_sq, mut clipped) = (0.0, 0.0, 0u64);
         for &r in &self.ratios {
-            let y = r.clamp(-bound, bound);
+            let y = r.max(-bound).min(bound);
             sum += y;
             sum_sq += y * y;
             clipped += u64::from(r.abs() > bound);

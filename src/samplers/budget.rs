@@ -122,8 +122,9 @@ impl Scheme {
             leapfrog_steps,
             gradient: Gradient::Reuse,
         } = *self
+            && copies > 1
         {
-            if copies > 1 {
+            {
                 let rho = zcdp_rho_budget(eps, delta)?;
                 let fits = |k: usize| -> Result<bool> {
                     let mu = Self::hmc_mu(
@@ -244,15 +245,14 @@ pub(crate) fn resolve(
             "set either `.iterations(k)` or `.epsilon(e).delta(d)`, not both",
         )),
         (Some(k), None) => {
-            // Fixed iterations: report ε at δ = 0.1/n (the thesis' convention).
+            // Fixed iterations: report ε at δ = 0.1/n (the thesis' convention). Where the
+            // accountant cannot evaluate the composition (e.g. the Fourier accountant at a
+            // vanishing noise level) no finite guarantee is claimed: ε = ∞ (pessimistic).
             let delta = (0.1 / n_rows as f64).min(0.5);
-            Ok((
-                k,
-                spent(
-                    scheme.epsilon_spent(n_rows, method, k, delta, copies)?,
-                    delta,
-                ),
-            ))
+            let eps = scheme
+                .epsilon_spent(n_rows, method, k, delta, copies)
+                .unwrap_or(f64::INFINITY);
+            Ok((k, spent(eps, delta)))
         }
         (None, Some((eps, delta))) => {
             let k = scheme.per_chain(n_rows, method, eps, delta, copies)?;

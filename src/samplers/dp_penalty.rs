@@ -105,7 +105,7 @@ impl Kernel for DpPenaltyKernel {
         let bound = self.clip_bound * delta;
         let sums = s
             .cache
-            .clipped_ratio_sum(model, &s.theta, &s.proposal_buf, bound);
+            .clipped_ratio_sum::<false, _>(model, &s.theta, &s.proposal_buf, bound);
         let t = model.tempering();
         let noise_sd = self.tau * (model.n_rows() as f64).sqrt() * 2.0 * bound;
         let xi: f64 = StandardNormal.sample(rng);

@@ -267,7 +267,7 @@ impl Kernel for HmcKernel {
         };
         let sums = s
             .cache
-            .clipped_ratio_sum(model, &s.theta, &s.theta_new, bound);
+            .clipped_ratio_sum::<true, _>(model, &s.theta, &s.theta_new, bound);
         let t = model.tempering();
         let noise_sd = match self.noise {
             Some(nz) => {

@@ -34,6 +34,11 @@ pub struct MinibatchPenaltyKernel {
     pub proposal_sd: Vec<f64>,
     /// Full, OCU or GWMH.
     pub proposal: ProposalKind,
+    /// Multiply `σ_b²` by the finite-population correction `1 − b/n` (default `false`, as the
+    /// thesis). The correction makes the batch variance exact for sampling without
+    /// replacement (0 when `b = n`, where the kernel reduces to penalty-style MH). It only
+    /// shrinks the released `σ_b²` term, so the sensitivity bound `c` stays valid.
+    pub finite_population_correction: bool,
 }
 
 /// Per-chain state of minibatch DP penalty.
@@ -67,6 +72,7 @@ impl MinibatchPenaltyKernel {
             batch_size,
             proposal_sd,
             proposal,
+            finite_population_correction: false,
         })
     }
 
@@ -137,7 +143,12 @@ impl Kernel for MinibatchPenaltyKernel {
         let n = model.n_rows() as f64;
         let t = model.tempering();
         let b = self.batch_size as f64;
-        let batch_var = (n * t).powi(2) / b * stats.var;
+        let fpc = if self.finite_population_correction {
+            1.0 - b / n
+        } else {
+            1.0
+        };
+        let batch_var = (n * t).powi(2) / b * stats.var * fpc;
         let lp_new = model.log_prior(&s.proposal_buf);
         let lambda = lp_new - s.log_prior + n * t * stats.mean;
         let c = self.sensitivity(n, t, bound);

@@ -92,7 +92,7 @@ impl Kernel for RwmhKernel {
         };
         let sums = s
             .cache
-            .clipped_ratio_sum(model, &s.theta, &s.proposal_buf, bound);
+            .clipped_ratio_sum::<true, _>(model, &s.theta, &s.proposal_buf, bound);
         let t = model.tempering();
         let lp_new = model.log_prior(&s.proposal_buf);
         let prior_diff = lp_new - s.log_prior;

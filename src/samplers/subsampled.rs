@@ -57,6 +57,9 @@ pub struct MinibatchPenalty {
     pub accountant: Method,
     /// Reproduce the thesis code's (optimistic) Theorem 8 sum for `Method::Rdp`.
     pub thesis_compatible: bool,
+    /// Finite-population correction of the batch variance (default `false`, as the thesis).
+    #[serde(default)]
+    pub finite_population_correction: bool,
     /// Run settings.
     pub run: RunSettings,
 }
@@ -71,6 +74,7 @@ impl Default for MinibatchPenalty {
             proposal: ProposalKind::Full,
             accountant: Method::Fourier,
             thesis_compatible: false,
+            finite_population_correction: false,
             run: RunSettings::default(),
         }
     }
@@ -131,16 +135,25 @@ impl MinibatchPenalty {
         self
     }
 
+    /// Multiply the batch variance by `1 − b/n` (exact for sampling without replacement).
+    #[must_use]
+    pub fn finite_population_correction(mut self, yes: bool) -> Self {
+        self.finite_population_correction = yes;
+        self
+    }
+
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<MinibatchPenaltyKernel> {
         let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
-        MinibatchPenaltyKernel::new(
+        let mut k = MinibatchPenaltyKernel::new(
             self.tau,
             self.clip_bound,
             self.batch_size,
             sd,
             self.proposal,
-        )
+        )?;
+        k.finite_population_correction = self.finite_population_correction;
+        Ok(k)
     }
 
     /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).

@@ -80,11 +80,11 @@ fn assert_invariant(run: &Run, mean: &[f64], var: f64) {
     let d = mean.len();
     let m = run.chains.len();
     let sd = var.sqrt();
-    for c in 0..d {
+    for (c, &mu) in mean.iter().enumerate() {
         let mut z: Vec<f64> = run
             .chains
             .iter()
-            .map(|ch| (ch.draws[ch.draws.len() - d + c] - mean[c]) / sd)
+            .map(|ch| (ch.draws[ch.draws.len() - d + c] - mu) / sd)
             .collect();
         let zbar = z.iter().sum::<f64>() / m as f64;
         assert!(
@@ -324,4 +324,76 @@ fn run_frames_have_the_documented_columns() {
     assert!(stats.column("grad_clip_fraction").unwrap().null_count() == 50);
     let summary = run.chain_summary().unwrap();
     assert_eq!(summary.height(), 2);
+}
+
+#[test]
+fn minibatch_with_the_full_batch_keeps_the_posterior() {
+    // b = n with the finite-population correction: σ_b² = 0 and λ = Σ r_j, so with negligible
+    // noise (τ = 1e-8) and a non-binding clip the kernel is plain MH: exact.
+    let model = IsoGauss::new(300, 2, 9);
+    let (mean, var) = model.posterior();
+    let run = MinibatchPenalty::builder()
+        .tau(1e-8)
+        .clip_bound(20.0)
+        .batch_size(300)
+        .finite_population_correction(true)
+        .proposal_sd(var.sqrt())
+        .chains(CHAINS)
+        .iterations(30)
+        .seed(17)
+        .starts(posterior_starts(&model, CHAINS, 17))
+        .run(&model)
+        .unwrap();
+    assert_invariant(&run, &mean, var);
+    assert_eq!(run.rows_per_iteration(), 300.0);
+}
+
+#[test]
+fn dp_penalty_keeps_the_banana_posterior() {
+    // Banana (Theorem 13) with a = 20, n = 2000: the exact posterior is Gaussian in
+    // z = (θ1, θ2 + aθ1²). Chains start at exact draws; b = 50 never binds at these step
+    // sizes, so DP penalty is exact and the z-marginals must stay N(μ_i, s_i²).
+    use crate::models::{BananaModel, BananaParams};
+    let params = BananaParams::thesis(2, 20.0);
+    let data = params.generate(&[0.0, 3.0], 2000, 4).unwrap();
+    let model = BananaModel::new(data, params).unwrap();
+    let post = model.posterior();
+    let (mu, sd) = (post.z_mean().to_vec(), post.z_std());
+    let mut rng = chain_rng(21, 7);
+    let starts = post.sample(CHAINS, &mut rng);
+    let run = DpPenalty::builder()
+        .tau(0.01)
+        .clip_bound(50.0)
+        .proposal_sd(vec![0.3 * sd[0], 0.3 * sd[1]])
+        .chains(CHAINS)
+        .iterations(40)
+        .seed(23)
+        .starts(starts)
+        .run(&model)
+        .unwrap();
+    assert_eq!(run.clip_fraction().iter().sum::<f64>(), 0.0);
+    // Map the last draw of each chain to z-space and test standardised z against N(0, 1).
+    let z: Vec<Vec<f64>> = run
+        .chains
+        .iter()
+        .map(|c| {
+            let t = &c.draws[c.draws.len() - 2..];
+            vec![
+                (t[0] - mu[0]) / sd[0],
+                (t[1] + 20.0 * t[0] * t[0] - mu[1]) / sd[1],
+            ]
+        })
+        .collect();
+    let fake = Run {
+        chains: z
+            .iter()
+            .map(|v| ChainTrace {
+                draws: v.clone(),
+                stats: vec![StepInfo::default()],
+                ..Default::default()
+            })
+            .collect(),
+        ..run.clone()
+    };
+    assert_invariant(&fake, &[0.0, 0.0], 1.0);
 }

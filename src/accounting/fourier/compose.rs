@@ -49,11 +49,7 @@ fn log_power(parts: &[Part<'_>], m: usize) -> (f64, f64) {
 /// single-step mass exceeds 1 and k is large).
 fn check_finite_power(parts: &[Part<'_>]) -> Result<()> {
     for p in parts {
-        let worst = p
-            .pld
-            .ln_abs
-            .iter()
-            .fold(f64::NEG_INFINITY, |a, &b| a.max(b));
+        let worst = p.pld.max_ln_abs;
         if (p.steps * worst).exp().is_infinite() || worst.is_nan() {
             return Err(Error::Numerical {
                 what: "Fourier accountant composition",

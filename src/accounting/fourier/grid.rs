@@ -2,7 +2,7 @@
 //! spectrum of the δ(ε) weight vector (the linear functional that turns a PLD into δ).
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
@@ -11,6 +11,20 @@ use rustfft::{Fft, FftPlanner};
 /// Chunk length of the deterministic parallel loops (fixed, so that sums do not depend on how
 /// rayon schedules the work).
 pub(super) const CHUNK: usize = 1 << 14;
+
+/// `f(i)` for i in 0..n, computed in fixed chunks over rayon's pool (sequential inner loops:
+/// no per-element scheduling cost).
+pub(super) fn par_map(n: usize, f: impl Fn(usize) -> f64 + Sync) -> Vec<f64> {
+    let mut out = vec![0.0; n];
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            for (o, v) in chunk.iter_mut().enumerate() {
+                *v = f(c * CHUNK + o);
+            }
+        });
+    out
+}
 
 /// Grid x_j = -L + j·dx, j = 0..nx-1 (dx = 2L/nx), exactly as `numpy.linspace(-L, L - dx, nx)`
 /// computes it, plus the forward/inverse FFT plans of length nx.
@@ -52,9 +66,15 @@ pub(super) struct Weights {
 impl Grid {
     /// `nx` must be even and positive, `l` finite and positive (checked by the caller).
     pub(super) fn new(nx: usize, l: f64) -> Self {
-        let mut planner = FftPlanner::<f64>::new();
-        let forward = planner.plan_fft_forward(nx);
-        let inverse = planner.plan_fft_inverse(nx);
+        // One planner per process: it caches plans by length, so fresh accountants reuse them.
+        static PLANNER: OnceLock<Mutex<FftPlanner<f64>>> = OnceLock::new();
+        let (forward, inverse) = {
+            let mut planner = PLANNER
+                .get_or_init(|| Mutex::new(FftPlanner::new()))
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            (planner.plan_fft_forward(nx), planner.plan_fft_inverse(nx))
+        };
         let dx = 2.0 * l / nx as f64;
         // numpy.linspace(start, stop, num): step = (stop - start)/(num - 1), y = j*step + start,
         // y[-1] = stop.
@@ -136,8 +156,12 @@ impl Grid {
         self.ifft_unnormalised(&mut buf);
         buf.truncate(half + 1);
         let inv_n = 1.0 / nx as f64;
-        buf.par_iter_mut().for_each(|v| *v *= inv_n);
-        let ln_abs_u = buf.par_iter().map(|v| v.norm().ln()).collect();
+        buf.par_chunks_mut(CHUNK).for_each(|chunk| {
+            for v in chunk {
+                *v *= inv_n;
+            }
+        });
+        let ln_abs_u = par_map(half + 1, |m| buf[m].norm().ln());
         Weights {
             epsilon,
             u: buf,

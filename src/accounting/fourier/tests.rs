@@ -236,9 +236,11 @@ fn spec_10_4_must_raise() {
     );
     // R, sigma 0.5, L 5: epsilon for 1e-6 lies outside the window.
     let e = acct(R, NX, 5.0).epsilon(1e-6, &[part(0.5, 0.01, 10_000)]);
+    eprintln!("R sigma 0.5 L 5: {e:?}");
     assert!(e.is_err(), "{e:?}");
     // R, sigma 0.001, q 0.2: the PLD has (almost) no mass inside [-40, 40].
     let e = acct(R, NX, 40.0).epsilon(1e-4, &[part(0.001, 0.2, 10_000)]);
+    eprintln!("R sigma 0.001 q 0.2 L 40: {e:?}");
     assert!(e.is_err(), "{e:?}");
     // S, same: c underflows.
     let e = acct(S, NX, 40.0).epsilon(1e-4, &[part(0.001, 0.2, 10_000)]);
@@ -568,4 +570,11 @@ fn overflowing_power_is_an_error() {
     let k = (800.0 / (pld.mass().ln())).ceil() as u64;
     let e = pld.delta(1.0, k);
     assert!(matches!(e, Err(Error::Numerical { .. })), "{e:?}");
+}
+
+#[test]
+fn types_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<FourierAccountant>();
+    check::<FourierPld>();
 }

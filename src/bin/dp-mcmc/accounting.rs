@@ -1,11 +1,12 @@
 //! `iterations`, `delta`, `epsilon` subcommands: the accountants of `dp_mcmc::accounting` as JSON.
 //!
-//! Sensitivity convention of `--noise-multiplier` (σ): noise std ÷ the l2 sensitivity under the
-//! relation. add-remove (Poisson): ÷ the per-record bound. substitute (without replacement):
-//! σ is FA's sigma, noise std ÷ the per-record bound C, with the pair (1−q)N(0,σ²)+qN(±1,σ²);
-//! `rdp` applies WBK19 Thm 9 with this σ taken as std ÷ substitute sensitivity, i.e. it uses C as
-//! that sensitivity. Passing the statistic's full substitute sensitivity c as C (the thesis'
-//! call, σ = √τ) is conservative for both accountants.
+//! Sensitivity convention of `--noise-multiplier` (σ = noise std ÷ l2 sensitivity, one meaning
+//! for every accountant): add-remove / Poisson: ÷ the per-record l2 bound. substitute /
+//! without-replacement: ÷ the statistic's *substitute* sensitivity c (thesis Thm 8; RDP uses it
+//! as is). The Fourier accountant's pair (1−q)N(0,σ²)+qN(±1,σ²) is evaluated with FA's
+//! `sigma` (std ÷ per-record bound) = σ, i.e. with c as the per-record bound: conservative by
+//! design, exactly the thesis' call σ = √τ (spec §3.5.1). A statistic that is a sum of per-record
+//! terms bounded by C has c = 2C. (Reading σ as std ÷ C for RDP would be optimistic by 2×.)
 
 use clap::{Args, ValueEnum};
 use dp_mcmc::Error;
@@ -129,11 +130,11 @@ pub struct MechanismArgs {
     /// Accountant.
     #[arg(long, value_enum)]
     accountant: AccountantArg,
-    /// σ = noise std ÷ l2 sensitivity. add-remove: ÷ per-record bound. substitute /
-    /// without-replacement: ÷ the per-record bound C of the Fourier accountant's pair
-    /// (1−q)N(0,σ²)+qN(±1,σ²) (so the substitute sensitivity is 2C in that pair); rdp (WBK19
-    /// Thm 9) takes the same σ as std ÷ substitute sensitivity. Using the statistic's full
-    /// substitute sensitivity as C (the thesis' σ = √τ) is conservative for both.
+    /// σ = noise std ÷ l2 sensitivity. add-remove/poisson: ÷ the per-record bound.
+    /// substitute/without-replacement: ÷ the statistic's substitute sensitivity c (RDP, thesis
+    /// Thm 8); fourier/pld use it as the Fourier accountant's sigma (std ÷ per-record bound),
+    /// i.e. with c as the per-record bound: conservative, the thesis' call σ = √τ. For a sum
+    /// of per-record terms bounded by C, c = 2C.
     #[arg(long, allow_negative_numbers = true)]
     noise_multiplier: f64,
     /// Number of compositions.

@@ -23,10 +23,10 @@ pub struct SampleArgs {
     #[arg(long)]
     algorithm: String,
     /// Privacy budget ε (ignored by the non-private rwmh and hmc).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     epsilon: Option<f64>,
     /// Privacy budget δ (default 0.1/n, as in the thesis).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     delta: Option<f64>,
     /// Number of chains.
     #[arg(long, default_value_t = 4)]
@@ -41,13 +41,13 @@ pub struct SampleArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Override the noise scale τ (DP penalty, minibatch penalty; τ_l of DP HMC).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     tau: Option<f64>,
     /// Override the log-likelihood-ratio clip bound.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     clip_bound: Option<f64>,
     /// Override the proposal standard deviation (same for every coordinate).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     proposal_sd: Option<f64>,
     /// Override the batch size (minibatch penalty, DP Barker).
     #[arg(long)]

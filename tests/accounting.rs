@@ -1,0 +1,995 @@
+//! Integration tests of the accountants against ../shared/ref (reference vectors with their own
+//! tolerances), thesis iteration counts, invariants, error messages and the CLI.
+#![allow(clippy::excessive_precision)] // reference literals keep their source's digits
+
+use dp_mcmc::accounting::{
+    Accountant, Fourier, Gradient, MaxIterations, Method, Pld, PrivacyEvent, Rdp, RdpConversion,
+    WorBound, Zcdp, dp_accounting_orders, pld_delta, pld_epsilon, poisson_subsampled_gaussian_rdp,
+    wor_subsampled_gaussian_rdp, zcdp_rho_budget,
+};
+use std::collections::HashMap;
+use std::process::Command;
+
+const VECTORS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/ref/accounting/accounting_vectors.csv"
+);
+const THESIS_ITERS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/ref/thesis/iterations_per_experiment.csv"
+);
+
+/// Minimal RFC-4180 CSV reader (quoted fields may contain commas and doubled quotes).
+fn read_csv(path: &str) -> Vec<HashMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut records: Vec<Vec<String>> = Vec::new();
+    let (mut field, mut record) = (String::new(), Vec::new());
+    let mut in_quotes = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (in_quotes, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => in_quotes = false,
+            (true, c) => field.push(c),
+            (false, '"') => in_quotes = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, '\r') => {}
+            (false, c) => field.push(c),
+        }
+    }
+    if !field.is_empty() || !record.is_empty() {
+        record.push(field);
+        records.push(record);
+    }
+    let header = records.remove(0);
+    records
+        .into_iter()
+        .filter(|r| r.len() == header.len())
+        .map(|r| header.iter().cloned().zip(r).collect())
+        .collect()
+}
+
+fn f(row: &HashMap<String, String>, key: &str) -> f64 {
+    row[key]
+        .parse()
+        .unwrap_or_else(|_| panic!("{}: column {key} = {:?}", row["case_id"], row[key]))
+}
+
+fn tol(row: &HashMap<String, String>, key: &str) -> f64 {
+    row[key].parse().unwrap_or(0.0)
+}
+
+/// The CSV's pass rule: |x − value| ≤ max(abs_tol, rel_tol·|value|).
+fn check_row(row: &HashMap<String, String>, got: f64) {
+    let want = f(row, "value");
+    let bound = tol(row, "abs_tol").max(tol(row, "rel_tol") * want.abs());
+    if (got - want).abs() > 0.0 {
+        eprintln!(
+            "{}: rel diff {:.1e}, {:.2} of tolerance",
+            row["case_id"],
+            ((got - want) / want).abs(),
+            (got - want).abs() / bound
+        );
+    }
+    assert!(
+        (got - want).abs() <= bound,
+        "{} ({}): got {got}, want {want} (|diff| {:e} > {bound:e})",
+        row["case_id"],
+        row["variant"],
+        (got - want).abs()
+    );
+}
+
+/// μ of the row's Gaussian composition: k·Δ²/(2σ²), the heterogeneous components, the thesis'
+/// Thm 6 (k/(2τ²n)) or Thm 12 (k/(2τ_l²n) + (kL+1)/(2τ_g²n), the CSV's gradient re-use rows).
+fn mu_of(row: &HashMap<String, String>) -> f64 {
+    let extra: serde_json::Value =
+        serde_json::from_str(&row["extra_params"]).unwrap_or(serde_json::Value::Null);
+    if let Some(comps) = extra["components[sigma,sensitivity,k]"].as_array() {
+        return comps
+            .iter()
+            .map(|c| {
+                let c: Vec<f64> = c
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap())
+                    .collect();
+                c[2] * c[1] * c[1] / (2.0 * c[0] * c[0])
+            })
+            .sum();
+    }
+    if let (Some(tl), Some(tg), Some(l)) = (
+        extra["tau_l"].as_f64(),
+        extra["tau_g"].as_f64(),
+        extra["L"].as_f64(),
+    ) {
+        let (k, n) = (f(row, "k"), f(row, "n"));
+        return k / (2.0 * tl * tl * n) + (k * l + 1.0) / (2.0 * tg * tg * n);
+    }
+    if row["sigma"].is_empty() {
+        let (k, n, tau) = (f(row, "k"), f(row, "n"), f(row, "tau"));
+        return k / (2.0 * tau * tau * n);
+    }
+    let (s, d) = (f(row, "sigma"), f(row, "sensitivity"));
+    f(row, "k") * d * d / (2.0 * s * s)
+}
+
+fn rows(family: &str) -> Vec<HashMap<String, String>> {
+    let r: Vec<_> = read_csv(VECTORS)
+        .into_iter()
+        .filter(|r| r["family"] == family)
+        .collect();
+    assert!(!r.is_empty(), "no rows of family {family}");
+    r
+}
+
+#[test]
+fn gauss_pld_rows() {
+    // ref/accounting/accounting_vectors.csv, family gauss_pld (mpmath 60 digits)
+    for row in rows("gauss_pld") {
+        assert_eq!(row["quantity"], "delta", "{}", row["case_id"]);
+        check_row(&row, pld_delta(mu_of(&row), f(&row, "eps")).unwrap());
+        // the same through the accountant API (composition of events)
+        if row["variant"].is_empty() && !row["sigma"].is_empty() {
+            let mut acc = Pld::new();
+            let s = f(&row, "sigma") / f(&row, "sensitivity");
+            acc.compose(&PrivacyEvent::gaussian(s).repeat(f(&row, "k") as u64))
+                .unwrap();
+            check_row(&row, acc.delta(f(&row, "eps")).unwrap());
+        }
+    }
+}
+
+#[test]
+fn gauss_pld_eps_rows() {
+    // family gauss_pld_eps (mpmath bisection)
+    for row in rows("gauss_pld_eps") {
+        check_row(&row, pld_epsilon(mu_of(&row), f(&row, "delta")).unwrap());
+    }
+}
+
+#[test]
+fn gauss_zcdp_rows() {
+    // family gauss_zcdp (mpmath closed forms, Thm 1 and the Thm 5 budget)
+    for row in rows("gauss_zcdp") {
+        let got = if row["quantity"] == "rho" {
+            zcdp_rho_budget(f(&row, "eps"), f(&row, "delta")).unwrap()
+        } else {
+            let mut acc = Zcdp::new();
+            acc.compose(&PrivacyEvent::Zcdp { rho: mu_of(&row) })
+                .unwrap();
+            acc.epsilon(f(&row, "delta")).unwrap()
+        };
+        check_row(&row, got);
+    }
+}
+
+#[test]
+fn gauss_rdp_rows() {
+    // family gauss_rdp: classic (Thm 1) rows from mpmath, improved rows from dp_accounting 0.6
+    for row in rows("gauss_rdp") {
+        let v = row["variant"].as_str();
+        let s = f(&row, "sigma") / f(&row, "sensitivity");
+        let k = f(&row, "k") as u64;
+        let alpha = f(&row, "alpha");
+        let mut acc = if v.contains("fixed_alpha") {
+            Rdp::with_orders(vec![alpha]).unwrap()
+        } else {
+            Rdp::new()
+        };
+        if v.starts_with("improved") {
+            acc = acc.conversion(RdpConversion::Improved);
+        }
+        acc.compose(&PrivacyEvent::gaussian(s).repeat(k)).unwrap();
+        let (e, order) = acc.epsilon_and_order(f(&row, "delta")).unwrap();
+        check_row(&row, e);
+        assert_eq!(order, alpha, "{}: optimal order", row["case_id"]);
+    }
+}
+
+fn thm9(q: f64, s: f64, bound: WorBound) -> impl Fn(f64) -> dp_mcmc::Result<f64> {
+    move |a| wor_subsampled_gaussian_rdp(q, s, a as u32, bound)
+}
+
+#[test]
+fn subsampled_rdp_wor_rows() {
+    // family subsampled_rdp_wor: WBK19 Thm 9 as thesis Thm 8 (mpmath), sum j = 3..α
+    for row in rows("subsampled_rdp_wor") {
+        let v = row["variant"].as_str();
+        let bound = if v.contains("thesis_code") {
+            WorBound::ThesisCode
+        } else if v.contains("unsubsampled") {
+            WorBound::Theorem9MinUnsubsampled
+        } else {
+            WorBound::Theorem9
+        };
+        let s = f(&row, "sigma") / f(&row, "sensitivity");
+        let q = f(&row, "q");
+        if row["quantity"] == "rdp" {
+            let a = f(&row, "alpha") as u32;
+            check_row(&row, wor_subsampled_gaussian_rdp(q, s, a, bound).unwrap());
+        } else {
+            let mut acc = Rdp::new();
+            acc.compose_curve(thm9(q, s, bound), f(&row, "k") as u64)
+                .unwrap();
+            let (e, order) = acc.epsilon_and_order(f(&row, "delta")).unwrap();
+            check_row(&row, e);
+            assert_eq!(order, f(&row, "alpha"), "{}", row["case_id"]);
+        }
+    }
+}
+
+#[test]
+fn subsampled_rdp_poisson_rows() {
+    // family subsampled_rdp_poisson: dp_accounting 0.6 (= opacus, prv_accountant at integer α)
+    for row in rows("subsampled_rdp_poisson") {
+        let s = f(&row, "sigma") / f(&row, "sensitivity");
+        let q = f(&row, "q");
+        if row["quantity"] == "rdp" {
+            check_row(
+                &row,
+                poisson_subsampled_gaussian_rdp(q, s, f(&row, "alpha")).unwrap(),
+            );
+        } else {
+            assert!(row["variant"].contains("improved_default_orders"));
+            let mut acc = Rdp::with_orders(dp_accounting_orders())
+                .unwrap()
+                .conversion(RdpConversion::Improved);
+            acc.compose(
+                &PrivacyEvent::gaussian(s)
+                    .poisson(q)
+                    .repeat(f(&row, "k") as u64),
+            )
+            .unwrap();
+            let (e, order) = acc.epsilon_and_order(f(&row, "delta")).unwrap();
+            check_row(&row, e);
+            assert!(
+                (order - f(&row, "alpha")).abs() < 1e-12,
+                "{}",
+                row["case_id"]
+            );
+        }
+    }
+}
+
+fn hmc_params(extra: &str) -> (f64, f64, u32) {
+    let v: serde_json::Value = serde_json::from_str(extra).unwrap();
+    (
+        v["tau_l"].as_f64().unwrap(),
+        v["tau_g"].as_f64().unwrap(),
+        v["L"].as_u64().unwrap() as u32,
+    )
+}
+
+#[test]
+fn max_iterations_rows() {
+    // family max_iterations: mpmath floors of the exact roots (Thm 5/6/11/12), the thesis-code
+    // replica (Thm 8 as coded) and fourier_accountant 0.12.11 + the thesis bisection (maxit_fa_*)
+    for row in rows("max_iterations") {
+        let v = row["variant"].as_str();
+        let (eps, delta, n) = (f(&row, "eps"), f(&row, "delta"), f(&row, "n") as u64);
+        let b = match v {
+            "thm5_zcdp_dp_penalty" | "thm6_tight_pld_dp_penalty_alg2" => {
+                let m = if v.starts_with("thm5") {
+                    Method::Zcdp
+                } else {
+                    Method::Pld
+                };
+                MaxIterations::dp_penalty(f(&row, "tau"), n)
+                    .epsilon(eps)
+                    .delta(delta)
+                    .method(m)
+                    .compute()
+            }
+            "thm11_zcdp_dp_hmc" | "thm12_tight_pld_dp_hmc_alg2" => {
+                // the CSV's DP HMC rows are the March gradient re-use variant (kL+1)
+                let (tl, tg, l) = hmc_params(&row["extra_params"]);
+                let m = if v.starts_with("thm11") {
+                    Method::Zcdp
+                } else {
+                    Method::Pld
+                };
+                MaxIterations::dp_hmc(tl, tg, l, n)
+                    .epsilon(eps)
+                    .delta(delta)
+                    .method(m)
+                    .gradient(Gradient::Reuse)
+                    .compute()
+            }
+            "thm8_rdp_minibatch_penalty" | "thm8_rdp_minibatch_penalty_thesis_code" => {
+                MaxIterations::minibatch_penalty(f(&row, "tau"), f(&row, "batch_size") as u64, n)
+                    .epsilon(eps)
+                    .delta(delta)
+                    .method(Method::Rdp)
+                    .thesis_compatible(v.ends_with("thesis_code"))
+                    .compute()
+            }
+            "fourier_accountant_minibatch_penalty_thesis" => {
+                MaxIterations::minibatch_penalty(f(&row, "tau"), f(&row, "batch_size") as u64, n)
+                    .epsilon(eps)
+                    .delta(delta)
+                    .compute()
+            }
+            other => panic!("{}: unknown variant {other}", row["case_id"]),
+        }
+        .unwrap();
+        check_row(&row, b.iterations as f64);
+        if v.starts_with("thm8") && b.iterations > 0 {
+            assert_eq!(
+                b.optimal_order,
+                Some(f(&row, "alpha")),
+                "{}",
+                row["case_id"]
+            );
+        }
+        if b.achieved_quantity == "delta" {
+            assert!(
+                b.achieved < delta || b.iterations == 0,
+                "{}",
+                row["case_id"]
+            );
+        } else {
+            assert!(b.achieved <= eps || b.iterations == 0, "{}", row["case_id"]);
+        }
+    }
+}
+
+/// Tuned parameters per experiment (spec §6.3, from the thesis' `code/params`).
+fn penalty_tau(exp: &str, alg: &str) -> f64 {
+    match (exp, alg) {
+        ("easy-2d" | "easy-10d", _) => 0.1,
+        ("tempered-2d", _) => 0.2,
+        ("tempered-10d", "dpps") => 0.18,
+        ("tempered-10d", _) => 0.10,
+        ("hard-2d", "dpps") => 0.20,
+        ("hard-2d", _) => 0.1,
+        ("gauss-30d", "dpps") => 0.06,
+        ("gauss-30d", _) => 0.2,
+        ("hard-gauss-2d", "dpps") => 0.07,
+        ("hard-gauss-2d", _) => 0.1,
+        ("circle", _) => 4.0,
+        _ => panic!("no DP penalty parameters for {exp}/{alg}"),
+    }
+}
+
+fn minibatch_params(exp: &str, alg: &str) -> (f64, u64) {
+    match (exp, alg) {
+        ("easy-2d", _) => (0.7, 1000),
+        ("easy-10d", "mdpps") => (0.6, 1000),
+        ("easy-10d", _) => (0.5, 1000),
+        ("tempered-2d", "mdpps") => (1.5, 1000),
+        ("tempered-2d", _) => (2.0, 1000),
+        ("tempered-10d", "mdpps") => (0.7, 1200),
+        ("tempered-10d", _) => (0.8, 1200),
+        _ => panic!("no minibatch parameters for {exp}/{alg}"),
+    }
+}
+
+fn hmc(exp: &str) -> (f64, f64, u32) {
+    match exp {
+        "easy-2d" => (0.1, 0.4, 10),
+        "easy-10d" => (0.05, 0.2, 10),
+        "tempered-2d" => (0.2, 0.6, 10),
+        "tempered-10d" => (0.08, 0.20, 10),
+        "hard-2d" => (0.15, 0.25, 5),
+        "gauss-30d" => (0.05, 0.10, 5),
+        "hard-gauss-2d" => (0.05, 0.20, 8),
+        "circle" => (0.6, 1.9, 40),
+        _ => panic!("no DP HMC parameters for {exp}"),
+    }
+}
+
+#[test]
+fn thesis_iterations_per_experiment() {
+    // ref/thesis/iterations_per_experiment.csv: the thesis' own Python accounting functions
+    // (and fourier-accountant 0.12.11); must match exactly. `rdp` rows are the thesis code's
+    // Theorem 8 (thesis-compatible mode).
+    let all = read_csv(THESIS_ITERS);
+    assert!(all.len() >= 138);
+    for row in all {
+        let (exp, alg, var) = (
+            &row["experiment"][..],
+            &row["algorithm"][..],
+            &row["variant"][..],
+        );
+        let eps: f64 = row["epsilon"].parse().unwrap();
+        let n: u64 = row["n"].parse().unwrap();
+        let delta: f64 = row["delta"].parse().unwrap();
+        let want: u64 = row["iterations"].parse().unwrap();
+        let b = match (alg, var) {
+            ("dpps" | "dppa", "adp" | "zcdp") => {
+                MaxIterations::dp_penalty(penalty_tau(exp, alg), n)
+                    .epsilon(eps)
+                    .delta(delta)
+                    .method(if var == "adp" {
+                        Method::Pld
+                    } else {
+                        Method::Zcdp
+                    })
+                    .compute()
+            }
+            ("hmc", _) => {
+                let (tl, tg, l) = hmc(exp);
+                MaxIterations::dp_hmc(tl, tg, l, n)
+                    .epsilon(eps)
+                    .delta(delta)
+                    .method(if var.starts_with("adp") {
+                        Method::Pld
+                    } else {
+                        Method::Zcdp
+                    })
+                    .gradient(if var.ends_with("march") {
+                        Gradient::Reuse
+                    } else {
+                        Gradient::Fresh
+                    })
+                    .compute()
+            }
+            ("mdpps" | "mdppa", "fa" | "rdp") => {
+                let (tau, bs) = minibatch_params(exp, alg);
+                MaxIterations::minibatch_penalty(tau, bs, n)
+                    .epsilon(eps)
+                    .delta(delta)
+                    .method(if var == "fa" {
+                        Method::Fourier
+                    } else {
+                        Method::Rdp
+                    })
+                    .thesis_compatible(var == "rdp")
+                    .compute()
+            }
+            ("barker", "rdp") => {
+                let bs = if exp.ends_with("10d") { 2600 } else { 1300 };
+                MaxIterations::dp_barker(bs, n)
+                    .epsilon(eps)
+                    .delta(delta)
+                    .compute()
+            }
+            _ => panic!("unknown row {exp}/{alg}/{var}"),
+        }
+        .unwrap();
+        assert_eq!(b.iterations, want, "{exp} {alg} {var} ε={eps}");
+    }
+}
+
+#[test]
+fn corrected_minibatch_rdp_spec_values() {
+    // spec §3.5.2 (recomputation with the sum to j = α; δ = 1e-6, n = 1e5, b = 1000, ε = 1..6)
+    let cases: [(f64, [u64; 6]); 3] = [
+        (0.7, [0, 0, 52, 272, 583, 961]),
+        (1.5, [0, 285, 696, 1237, 1907, 2705]),
+        (2.0, [60, 451, 1032, 1826, 2809, 3977]),
+    ];
+    for (tau, want) in cases {
+        for (i, &w) in want.iter().enumerate() {
+            let b = MaxIterations::minibatch_penalty(tau, 1000, 100_000)
+                .epsilon((i + 1) as f64)
+                .method(Method::Rdp)
+                .compute()
+                .unwrap();
+            assert_eq!(b.iterations, w, "τ={tau} ε={}", i + 1);
+        }
+    }
+}
+
+#[test]
+fn spec_10_3_floats() {
+    // spec §10.3: thesis code penalty_adp_delta / hmc adp_delta (closed form, ~1e-12 relative)
+    let pen =
+        |k: f64, eps: f64, tau: f64, n: f64| pld_delta(k / (2.0 * tau * tau * n), eps).unwrap();
+    let cases = [
+        (pen(56.0, 1.0, 0.1, 1e5), 9.94690352447284e-07),
+        (pen(702.0, 4.0, 0.1, 1e5), 9.99867832389463e-07),
+        (pen(1431.0, 6.0, 0.1, 1e5), 9.986107073848164e-07),
+        (pen(100.0, 1.0, 0.1, 1e5), 0.0001098104809192865),
+        (pen(89646.0, 1.0, 4.0, 1e5), 9.999607168205792e-07),
+    ];
+    for (got, want) in cases {
+        assert!(((got - want) / want).abs() < 1e-11, "{got} vs {want}");
+    }
+    let hmc_mu = |k: f64, grads: f64| k / (2.0 * 0.01 * 1e5) + grads / (2.0 * 0.16 * 1e5);
+    let final_ = pld_delta(hmc_mu(416.0, 416.0 * 11.0), 4.0).unwrap();
+    let march = pld_delta(hmc_mu(431.0, 431.0 * 10.0 + 1.0), 4.0).unwrap();
+    assert!(
+        (final_ / 9.99867832389463e-07 - 1.0).abs() < 1e-11,
+        "{final_}"
+    );
+    assert!(
+        (march / 9.719060447488943e-07 - 1.0).abs() < 1e-11,
+        "{march}"
+    );
+    for (k, want) in [(3u64, 7.508965485878652e-07), (828, 9.99024953599909e-07)] {
+        // fa.get_delta_S(ε, σ=√0.7, q=0.01, k) through the event API
+        let mut acc = Fourier::new();
+        acc.compose(
+            &PrivacyEvent::gaussian(0.7f64.sqrt())
+                .without_replacement(100_000, 1000)
+                .repeat(k),
+        )
+        .unwrap();
+        let eps = if k == 3 { 1.0 } else { 4.0 };
+        let got = acc.delta(eps).unwrap();
+        assert!((got - want).abs() < 1e-12, "k={k}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn invariants() {
+    let events = [
+        PrivacyEvent::gaussian(2.0),
+        PrivacyEvent::gaussian(1.0).poisson(0.01),
+        PrivacyEvent::gaussian(1.0).without_replacement(1000, 10),
+    ];
+    // δ decreasing in ε, increasing in steps; PLD ≤ zCDP and ≤ RDP; ε(δ(ε)) round trip
+    for k in [1u64, 10, 100] {
+        let mut p = Pld::new();
+        let mut z = Zcdp::new();
+        let mut r = Rdp::new();
+        let e = events[0].clone().repeat(k);
+        p.compose(&e).unwrap();
+        z.compose(&e).unwrap();
+        r.compose(&e).unwrap();
+        let mut last = f64::INFINITY;
+        for i in 1..40 {
+            let eps = 0.25 * i as f64;
+            let d = p.delta(eps).unwrap();
+            assert!(d <= last, "PLD δ not decreasing at ε={eps}");
+            assert!(d <= z.delta(eps).unwrap() && d <= r.delta(eps).unwrap());
+            last = d;
+            if d > 1e-300 {
+                let back = p.epsilon(d).unwrap();
+                assert!((back - eps).abs() < 1e-8 * eps.max(1.0), "ε={eps}: {back}");
+            }
+        }
+    }
+    for e in &events[1..] {
+        let mut prev = 0.0;
+        for k in [1u64, 10, 100, 1000] {
+            let mut r = Rdp::new();
+            r.compose(&e.clone().repeat(k)).unwrap();
+            let d = r.delta(1.0).unwrap();
+            assert!(d >= prev, "RDP δ not increasing in steps");
+            prev = d;
+        }
+    }
+}
+
+#[test]
+fn errors_name_the_parameter() {
+    let msg = |r: dp_mcmc::Result<dp_mcmc::accounting::IterationBudget>| r.unwrap_err().to_string();
+    assert!(
+        msg(MaxIterations::dp_penalty(0.1, 1000)
+            .epsilon(f64::NAN)
+            .compute())
+        .contains("epsilon")
+    );
+    assert!(
+        msg(MaxIterations::dp_penalty(0.1, 1000)
+            .epsilon(1.0)
+            .delta(1.0)
+            .compute())
+        .contains("delta")
+    );
+    assert!(msg(MaxIterations::dp_penalty(0.0, 1000).epsilon(1.0).compute()).contains("tau"));
+    assert!(msg(MaxIterations::dp_penalty(0.1, 0).epsilon(1.0).compute()).contains("`n`"));
+    assert!(
+        msg(MaxIterations::dp_hmc(0.1, f64::NAN, 10, 1000)
+            .epsilon(1.0)
+            .compute())
+        .contains("tau_g")
+    );
+    assert!(
+        msg(MaxIterations::dp_hmc(0.1, 0.4, 0, 1000)
+            .epsilon(1.0)
+            .compute())
+        .contains("leapfrog_steps")
+    );
+    assert!(
+        msg(MaxIterations::minibatch_penalty(0.7, 2000, 1000)
+            .epsilon(1.0)
+            .compute())
+        .contains("batch_size")
+    );
+    assert!(
+        msg(MaxIterations::dp_barker(1300, 1000).epsilon(1.0).compute()).contains("batch_size")
+    );
+    assert!(
+        msg(MaxIterations::dp_barker(1300, 100_000)
+            .epsilon(1.0)
+            .delta(-1.0)
+            .compute())
+        .contains("delta")
+    );
+    assert!(
+        msg(MaxIterations::dp_penalty(0.1, 1000)
+            .epsilon(1.0)
+            .method(Method::Rdp)
+            .compute())
+        .contains("accountant")
+    );
+    assert!(pld_delta(-1.0, 1.0).unwrap_err().to_string().contains("mu"));
+    assert!(
+        pld_epsilon(1.0, 0.0)
+            .unwrap_err()
+            .to_string()
+            .contains("delta")
+    );
+    assert!(
+        poisson_subsampled_gaussian_rdp(1.5, 1.0, 2.0)
+            .unwrap_err()
+            .to_string()
+            .contains("`q`")
+    );
+    let mut z = Zcdp::new();
+    let err = z
+        .compose(&PrivacyEvent::gaussian(1.0).poisson(0.5))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("PoissonSampled"), "{err}");
+}
+
+fn cli(args: &[&str]) -> (i32, serde_json::Value, String) {
+    // DP_MCMC_BIN: override for shared target directories where another checkout may have
+    // rebuilt target/debug/dp-mcmc in the meantime; CI uses cargo's binary.
+    let bin = std::env::var("DP_MCMC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_dp-mcmc").into());
+    let out = Command::new(bin)
+        .args(args)
+        .output()
+        .expect("the dp-mcmc binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let v = serde_json::from_str(stdout.trim()).unwrap_or(serde_json::Value::Null);
+    (
+        out.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn cli_iterations() {
+    let base = [
+        "iterations",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--n",
+        "100000",
+    ];
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        cli(&a)
+    };
+    // spec §10.2 / ref/thesis/iterations_per_experiment.csv (easy-2d, ε = 1)
+    let (c, v, _) = run(&[
+        "--algorithm",
+        "dp-penalty",
+        "--accountant",
+        "pld",
+        "--tau",
+        "0.1",
+    ]);
+    assert_eq!((c, v["iterations"].as_u64()), (0, Some(56)));
+    let (_, v, _) = run(&[
+        "--algorithm",
+        "dp-penalty",
+        "--accountant",
+        "zcdp",
+        "--tau",
+        "0.1",
+    ]);
+    assert_eq!(v["iterations"], 34);
+    let hmc = [
+        "--algorithm",
+        "dp-hmc",
+        "--accountant",
+        "pld",
+        "--tau-l",
+        "0.1",
+        "--tau-g",
+        "0.4",
+        "--leapfrog-steps",
+        "10",
+    ];
+    let (_, v, _) = run(&hmc);
+    assert_eq!(v["iterations"], 33);
+    let mut reuse = hmc.to_vec();
+    reuse.extend(["--gradient", "reuse"]);
+    assert_eq!(run(&reuse).1["iterations"], 34);
+    let mb = [
+        "--algorithm",
+        "minibatch-penalty",
+        "--tau",
+        "2.0",
+        "--batch-size",
+        "1000",
+    ];
+    let mut rdp = mb.to_vec();
+    rdp.extend(["--accountant", "rdp", "--thesis-compatible"]);
+    assert_eq!(run(&rdp).1["iterations"], 64); // tempered-2d mdppa rdp ε=1 (thesis code)
+    rdp.pop();
+    assert_eq!(run(&rdp).1["iterations"], 60); // corrected (spec §3.5.2)
+    let mut fa = mb.to_vec();
+    fa.extend(["--accountant", "fourier"]);
+    let (c, v, _) = run(&fa);
+    assert_eq!((c, v["iterations"].as_u64()), (0, Some(264))); // tempered-2d mdppa fa ε=1
+    assert!(v["achieved_delta"].as_f64().unwrap() < 1e-6);
+    let (_, v, _) = run(&["--algorithm", "dp-barker", "--batch-size", "1300"]);
+    assert_eq!(
+        (v["iterations"].as_u64(), v["accountant"].as_str()),
+        (Some(106), Some("rdp"))
+    );
+    // errors: non-zero exit, one line naming the flag
+    for (extra, flag) in [
+        (&["--algorithm", "dp-penalty"][..], "--tau"),
+        (
+            &["--algorithm", "dp-hmc", "--tau-l", "0.1", "--tau-g", "0.4"][..],
+            "--leapfrog-steps",
+        ),
+        (
+            &[
+                "--algorithm",
+                "dp-penalty",
+                "--tau",
+                "0.1",
+                "--accountant",
+                "rdp",
+            ][..],
+            "--accountant",
+        ),
+        (
+            &["--algorithm", "minibatch-penalty", "--tau", "0.7"][..],
+            "--batch-size",
+        ),
+        (&["--algorithm", "dp-penalty", "--tau", "-1"][..], "--tau"),
+    ] {
+        let (c, v, err) = run(extra);
+        assert_ne!(c, 0, "{extra:?}");
+        assert_eq!(v, serde_json::Value::Null);
+        assert!(
+            err.contains(flag) && err.trim().lines().count() == 1,
+            "{extra:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn cli_delta_epsilon() {
+    // gauss_pld_04: σ = 1, ε = 10 → 9.8127058268469559e-23 (mpmath)
+    let (c, v, _) = cli(&[
+        "delta",
+        "--accountant",
+        "pld",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "1",
+        "--epsilon",
+        "10",
+    ]);
+    assert_eq!(c, 0);
+    assert!((v["delta"].as_f64().unwrap() / 9.8127058268469559e-23 - 1.0).abs() < 1e-9);
+    // gauss_pld_eps_01: σ = 1, δ = 1e-5 → 4.3771780956812246
+    let (_, v, _) = cli(&[
+        "epsilon",
+        "--accountant",
+        "pld",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "1",
+        "--delta",
+        "1e-5",
+    ]);
+    assert!((v["epsilon"].as_f64().unwrap() - 4.3771780956812246).abs() < 1e-9);
+    // gauss_zcdp_02: σ = 10, k = 100, δ = 1e-5 → 5.2985259121880812
+    let (_, v, _) = cli(&[
+        "epsilon",
+        "--accountant",
+        "zcdp",
+        "--noise-multiplier",
+        "10",
+        "--steps",
+        "100",
+        "--delta",
+        "1e-5",
+    ]);
+    assert!((v["epsilon"].as_f64().unwrap() - 5.2985259121880812).abs() < 1e-11);
+    // sub_rdp_wor_eps_01: σ = √0.7, q = 0.01, k = 1000, δ = 1e-6 → 6.101430652196883 (α = 5)
+    let (_, v, _) = cli(&[
+        "epsilon",
+        "--accountant",
+        "rdp",
+        "--noise-multiplier",
+        "0.8366600265340756",
+        "--steps",
+        "1000",
+        "--sampling",
+        "without-replacement",
+        "--q",
+        "0.01",
+        "--delta",
+        "1e-6",
+    ]);
+    assert!(
+        (v["epsilon"].as_f64().unwrap() - 6.101430652196883).abs() < 1e-9,
+        "{v}"
+    );
+    assert_eq!(v["optimal_order"], 5.0);
+    // sub_rdp_poi_eps_01 (dp_accounting improved conversion, default orders): 6.712756664482653
+    let (_, v, _) = cli(&[
+        "epsilon",
+        "--accountant",
+        "rdp",
+        "--noise-multiplier",
+        "1",
+        "--steps",
+        "10000",
+        "--sampling",
+        "poisson",
+        "--q",
+        "0.01",
+        "--delta",
+        "1e-5",
+        "--conversion",
+        "improved",
+        "--orders",
+        "dp-accounting",
+    ]);
+    assert!(
+        (v["epsilon"].as_f64().unwrap() - 6.712756664482653).abs() < 1e-8,
+        "{v}"
+    );
+    // spec §10.4: get_delta_R(ε=1, σ=2, q=0.01, 1e4) = 0.010224911209191894;
+    // get_delta_S(same) = 0.1282093857106282
+    for (acc, sampling, want) in [
+        ("fourier", "poisson", 0.010224911209191894),
+        ("pld", "without-replacement", 0.1282093857106282),
+    ] {
+        let (c, v, _) = cli(&[
+            "delta",
+            "--accountant",
+            acc,
+            "--noise-multiplier",
+            "2",
+            "--steps",
+            "10000",
+            "--sampling",
+            sampling,
+            "--q",
+            "0.01",
+            "--epsilon",
+            "1",
+        ]);
+        assert_eq!(c, 0);
+        assert!(
+            (v["delta"].as_f64().unwrap() - want).abs() < 1e-7,
+            "{acc} {sampling}: {v}"
+        );
+    }
+    for (args, flag) in [
+        (
+            &[
+                "delta",
+                "--accountant",
+                "zcdp",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "1",
+                "--epsilon",
+                "1",
+                "--sampling",
+                "poisson",
+                "--q",
+                "0.1",
+            ][..],
+            "--accountant",
+        ),
+        (
+            &[
+                "delta",
+                "--accountant",
+                "fourier",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "1",
+                "--epsilon",
+                "1",
+            ][..],
+            "--accountant",
+        ),
+        (
+            &[
+                "delta",
+                "--accountant",
+                "rdp",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "1",
+                "--epsilon",
+                "1",
+                "--sampling",
+                "poisson",
+            ][..],
+            "--q",
+        ),
+        (
+            &[
+                "delta",
+                "--accountant",
+                "rdp",
+                "--noise-multiplier",
+                "0",
+                "--steps",
+                "1",
+                "--epsilon",
+                "1",
+            ][..],
+            "--noise-multiplier",
+        ),
+        (
+            &[
+                "epsilon",
+                "--accountant",
+                "pld",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "1",
+                "--delta",
+                "1.5",
+            ][..],
+            "--delta",
+        ),
+        (
+            &[
+                "delta",
+                "--accountant",
+                "rdp",
+                "--noise-multiplier",
+                "1",
+                "--steps",
+                "1",
+                "--epsilon",
+                "1",
+                "--sampling",
+                "poisson",
+                "--q",
+                "0.1",
+                "--relation",
+                "substitute",
+            ][..],
+            "--relation",
+        ),
+    ] {
+        let (c, _, err) = cli(args);
+        assert_ne!(c, 0);
+        assert!(
+            err.contains(flag) && err.trim().lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn accountant_events_serde_round_trip() {
+    let e = PrivacyEvent::compose(vec![
+        PrivacyEvent::gaussian(1.0).poisson(0.01).repeat(10),
+        PrivacyEvent::gaussian(2.0).without_replacement(100, 10),
+    ]);
+    let s = serde_json::to_string(&e).unwrap();
+    let back: PrivacyEvent = serde_json::from_str(&s).unwrap();
+    assert_eq!(back, e);
+}
