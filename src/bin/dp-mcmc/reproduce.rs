@@ -38,10 +38,10 @@ pub struct ReproduceArgs {
     #[arg(value_enum)]
     part: Part,
     /// Small grids (3 chains, ε ∈ {1, 4}, d = 2 experiments; clipping d = 2, 4 bounds):
-    /// results go to `<grid>-quick.csv`.
+    /// results go to `<out>/quick/`.
     #[arg(long)]
     quick: bool,
-    /// Folder of the result tables; figures go to its `figures/` subfolder.
+    /// Folder of the result tables (`<grid>.csv`); figures go to its `figures/` subfolder.
     #[arg(long, default_value = "data/results")]
     out: PathBuf,
     /// Worker threads (results do not depend on it).
@@ -70,19 +70,21 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn suffix(&self) -> &'static str {
-        if self.args.quick { "-quick" } else { "" }
+    /// Folder of this run's tables: `--out`, or its `quick/` subfolder in quick mode.
+    fn dir(&self) -> PathBuf {
+        if self.args.quick {
+            self.args.out.join("quick")
+        } else {
+            self.args.out.clone()
+        }
     }
 
     fn table(&self, name: &str) -> PathBuf {
-        self.args.out.join(format!("{name}{}.csv", self.suffix()))
+        self.dir().join(format!("{name}.csv"))
     }
 
     fn figure(&self, name: &str) -> PathBuf {
-        self.args
-            .out
-            .join("figures")
-            .join(format!("{name}{}.html", self.suffix()))
+        self.dir().join("figures").join(format!("{name}.html"))
     }
 
     fn runner(&self) -> GridRunner {
