@@ -6,7 +6,9 @@
 //! baseline MMDs. Panels without data are left out, so quick grids give smaller figures.
 
 use plotly::common::{Marker, Mode, Title};
-use plotly::layout::{BoxMode, GridPattern, LayoutGrid, Legend, Shape};
+use plotly::layout::{
+    Axis, AxisType, BoxMode, CategoryOrder, GridPattern, LayoutGrid, Legend, Shape,
+};
 use plotly::{BoxPlot, Layout, Plot, Scatter};
 use polars::prelude::DataFrame;
 
@@ -50,6 +52,20 @@ fn experiment_title(key: &str) -> String {
 /// A number as a category label (`1`, `0.75`).
 fn category(x: f64) -> String {
     format!("{x}")
+}
+
+/// A categorical x axis whose categories are the numbers `xs` in ascending order (plotly
+/// would otherwise read "0.5", "1000" as numbers and space the boxes linearly).
+fn category_axis(title: &str, xs: &[f64]) -> Axis {
+    let mut xs = xs.to_vec();
+    xs.retain(|x| x.is_finite());
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let cats: Vec<String> = xs.into_iter().map(category).collect();
+    axis(title)
+        .type_(AxisType::Category)
+        .category_order(CategoryOrder::Array)
+        .category_array(cats)
 }
 
 /// The columns a box figure reads.
@@ -137,8 +153,6 @@ fn box_figure(
     let mut shapes: Vec<Shape> = Vec::new();
     let mut shown: Vec<String> = Vec::new();
     for (panel, (ptitle, exp)) in panels.iter().enumerate() {
-        layout = set_panel_axes(layout, panel, axis(x_title), axis(y_title))?;
-        annotations.push(panel_title(ptitle, panel));
         let idx: Vec<usize> = (0..rows.y.len())
             .filter(|&i| {
                 &rows.experiment[i] == exp
@@ -146,6 +160,9 @@ fn box_figure(
                     && only_algorithm.is_none_or(|a| rows.algorithm[i] == a)
             })
             .collect();
+        let xs: Vec<f64> = idx.iter().map(|&i| rows.x[i]).collect();
+        layout = set_panel_axes(layout, panel, category_axis(x_title, &xs), axis(y_title))?;
+        annotations.push(panel_title(ptitle, panel));
         let mut algs = unique_in_order(
             &idx.iter()
                 .map(|&i| rows.algorithm[i].clone())
@@ -454,7 +471,13 @@ pub fn figure_6_2(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {
         let top = c;
         let bottom = cols + c;
         let d = e.dim();
-        layout = set_panel_axes(layout, top, axis("clip bound"), axis("MMD"))?;
+        let bounds: Vec<f64> = idx.iter().map(|&i| bound[i]).collect();
+        layout = set_panel_axes(
+            layout,
+            top,
+            category_axis("clip bound", &bounds),
+            axis("MMD"),
+        )?;
         layout = set_panel_axes(layout, bottom, axis("clip fraction"), axis("MMD"))?;
         annotations.push(panel_title(
             &format!("d = {d}: MMD against the clip bound"),
@@ -465,7 +488,13 @@ pub fn figure_6_2(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {
             bottom,
         ));
         for alg in &algs {
-            let (ci, label) = hue(alg);
+            // The thesis draws HMC blue and RWMH orange.
+            let (_, label) = hue(alg);
+            let ci = match alg.as_str() {
+                "hmc" => 0,
+                "rwmh" => 1,
+                other => hue(other).0,
+            };
             let mut pts: Vec<usize> = idx
                 .iter()
                 .copied()
