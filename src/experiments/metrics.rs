@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::diagnostics::{cov_error, mean_error, mmd_thesis, sample_mean};
 use crate::error::Result;
-use crate::samplers::Run;
+use crate::samplers::{ChainTrace, Run};
 
 /// The thesis' metrics of one chain (`None` where undefined, e.g. MMD with fewer than two
 /// iterations, or on the circle, which has no reference posterior).
@@ -43,46 +43,73 @@ pub fn chain_metrics(
     run.chains
         .iter()
         .enumerate()
-        .map(|(i, c)| {
-            let kept = c.kept_half(d);
-            let has = kept.len() >= 2 * d;
-            let (mmd, mean_err, cov_err) = match (reference, has) {
-                (Some(r), true) => (
-                    mmd_thesis(kept, r, d, seed.wrapping_add(i as u64))
-                        .ok()
-                        .map(|m| m.thesis()),
-                    Some(mean_error(kept, r, d)?),
-                    Some(cov_error(kept, r, d)?),
-                ),
-                (None, true) => {
-                    let me = match true_mean {
-                        Some(t) => {
-                            let m = sample_mean(kept, d)?;
-                            Some(
-                                m.iter()
-                                    .zip(t)
-                                    .map(|(a, b)| (a - b).powi(2))
-                                    .sum::<f64>()
-                                    .sqrt(),
-                            )
-                        }
-                        None => None,
-                    };
-                    (None, me, None)
-                }
-                _ => (None, None, None),
-            };
-            let g = c.grad_clip_fraction();
-            Ok(ChainMetrics {
-                chain: i,
-                iterations: c.len(),
-                acceptance: c.acceptance(),
-                clip_fraction: c.clip_fraction(),
-                grad_clip_fraction: (!g.is_nan()).then_some(g),
-                mmd,
-                mean_error: mean_err,
-                cov_error: cov_err,
-            })
-        })
+        .map(|(i, c)| trace_metrics(c, i, d, reference, true_mean, seed.wrapping_add(i as u64)))
         .collect()
+}
+
+/// The metrics of one chain trace (`chain` is its index, `dim` the parameter dimension);
+/// `seed` seeds the MMD bandwidth heuristic. See [`chain_metrics`].
+///
+/// ```
+/// use dp_mcmc::experiments::trace_metrics;
+/// use dp_mcmc::samplers::{ChainTrace, StepInfo};
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let trace = ChainTrace {
+///     draws: (0..40).map(|i| (i as f64 * 0.37).sin()).collect(), // 20 steps, d = 2
+///     stats: vec![StepInfo { accepted: true, ..StepInfo::default() }; 20],
+///     ..ChainTrace::default()
+/// };
+/// let reference: Vec<f64> = (0..200).map(|i| (i as f64 * 1.3).cos()).collect();
+/// let m = trace_metrics(&trace, 0, 2, Some(&reference), None, 1)?;
+/// assert_eq!((m.iterations, m.acceptance), (20, 1.0));
+/// assert!(m.mmd.is_some() && m.cov_error.is_some());
+/// // A reference of the wrong width is an error.
+/// assert!(trace_metrics(&trace, 0, 2, Some(&reference[..3]), None, 1).is_err());
+/// # Ok(()) }
+/// ```
+pub fn trace_metrics(
+    c: &ChainTrace,
+    chain: usize,
+    d: usize,
+    reference: Option<&[f64]>,
+    true_mean: Option<&[f64]>,
+    seed: u64,
+) -> Result<ChainMetrics> {
+    let kept = c.kept_half(d);
+    let has = kept.len() >= 2 * d;
+    let (mmd, mean_err, cov_err) = match (reference, has) {
+        (Some(r), true) => (
+            mmd_thesis(kept, r, d, seed).ok().map(|m| m.thesis()),
+            Some(mean_error(kept, r, d)?),
+            Some(cov_error(kept, r, d)?),
+        ),
+        (None, true) => {
+            let me = match true_mean {
+                Some(t) => {
+                    let m = sample_mean(kept, d)?;
+                    Some(
+                        m.iter()
+                            .zip(t)
+                            .map(|(a, b)| (a - b).powi(2))
+                            .sum::<f64>()
+                            .sqrt(),
+                    )
+                }
+                None => None,
+            };
+            (None, me, None)
+        }
+        _ => (None, None, None),
+    };
+    let g = c.grad_clip_fraction();
+    Ok(ChainMetrics {
+        chain,
+        iterations: c.len(),
+        acceptance: c.acceptance(),
+        clip_fraction: c.clip_fraction(),
+        grad_clip_fraction: (!g.is_nan()).then_some(g),
+        mmd,
+        mean_error: mean_err,
+        cov_error: cov_err,
+    })
 }

@@ -1,11 +1,20 @@
-//! The thesis experiments: algorithms by name, their tuned parameters (spec §6.3), and the
-//! metrics each chain records (spec §2).
+//! The thesis experiments: algorithms by name, their tuned parameters (spec §6.3), the
+//! metrics each chain records (spec §2), and the Chapter 6 grids (algorithm comparison,
+//! clipping study, baseline MMDs) with a resumable parallel runner writing CSV results.
 
+mod clipping;
+mod grid;
 mod metrics;
+mod results;
+mod runner;
 mod sampler_kind;
 mod tuned;
 
-pub use metrics::{ChainMetrics, chain_metrics};
+pub use clipping::{BaselineSpec, ClippingSpec, THESIS_CLIP_BOUNDS};
+pub use grid::{ComparisonSpec, Task, TaskKind, comparison_algorithms};
+pub use metrics::{ChainMetrics, chain_metrics, trace_metrics};
+pub use results::{RESULT_COLUMNS, ResultRow, ResultsFile, finished_tasks, read_results};
+pub use runner::{GridReport, GridRunner};
 pub use sampler_kind::SamplerKind;
 pub use tuned::Sampler;
 

@@ -2,6 +2,7 @@
 pub mod accounting;
 pub mod data;
 pub mod diagnostics;
+pub mod experiments;
 mod io;
 pub mod mechanisms;
 pub mod samplers;

@@ -8,6 +8,7 @@
 
 pub mod accounting;
 mod common;
+pub mod experiments;
 pub mod mechanisms;
 
 pub use accounting::accounting_comparison;

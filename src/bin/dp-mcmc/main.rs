@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 mod accounting;
 mod diagnostics;
+mod reproduce;
 mod sample;
 
 /// Differentially private MCMC: accountants, samplers, diagnostics.
@@ -29,6 +30,8 @@ enum Command {
     Mmd(diagnostics::MmdArgs),
     /// Run a Table 5.1 experiment with the thesis' tuned parameters; print per-chain metrics.
     Sample(sample::SampleArgs),
+    /// Reproduce the thesis' Chapter 6: result tables (CSV) and figures (offline HTML).
+    Reproduce(reproduce::ReproduceArgs),
 }
 
 fn main() {
@@ -40,6 +43,7 @@ fn main() {
         Command::Diagnose(a) => diagnostics::diagnose(a),
         Command::Mmd(a) => diagnostics::mmd(a),
         Command::Sample(a) => sample::sample(a),
+        Command::Reproduce(a) => reproduce::reproduce(a),
     };
     match out {
         Ok(json) => println!("{json}"),
