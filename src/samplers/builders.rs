@@ -12,7 +12,7 @@ use super::kernel::Kernel;
 use super::proposal::{ClipDistance, ProposalKind, StepSize};
 use super::run::{PrivacySpent, Run};
 use super::rwmh::RwmhKernel;
-use super::settings::{RunSettings, run_setters};
+use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::Method;
 use crate::error::{Error, Result};
 use crate::models::Model;
@@ -118,51 +118,12 @@ impl Default for DpPenalty {
 }
 
 run_setters!(DpPenalty);
+penalty_setters!(DpPenalty);
 
 impl DpPenalty {
     /// Defaults: τ = 0.1, b = 2, proposal sd 0.01, full update, PLD accountant, 4 chains.
     pub fn builder() -> Self {
         Self::default()
-    }
-    /// Noise scale τ.
-    #[must_use]
-    pub fn tau(mut self, tau: f64) -> Self {
-        self.tau = tau;
-        self
-    }
-    /// Clip bound b per unit distance `‖θ − θ'‖₂`.
-    #[must_use]
-    pub fn clip_bound(mut self, b: f64) -> Self {
-        self.clip_bound = b;
-        self
-    }
-    /// Proposal standard deviation: a scalar or one per coordinate.
-    #[must_use]
-    pub fn proposal_sd(mut self, sd: impl Into<StepSize>) -> Self {
-        self.proposal_sd = sd.into();
-        self
-    }
-    /// Proposal kind (full, OCU, GWMH).
-    #[must_use]
-    pub fn proposal(mut self, kind: ProposalKind) -> Self {
-        self.proposal = kind;
-        self
-    }
-    /// One-component updates.
-    #[must_use]
-    pub fn ocu(self) -> Self {
-        self.proposal(ProposalKind::OneComponent)
-    }
-    /// Guided walk (implies one-component updates).
-    #[must_use]
-    pub fn gwmh(self) -> Self {
-        self.proposal(ProposalKind::GuidedWalk)
-    }
-    /// Accountant used by Algorithm 2.
-    #[must_use]
-    pub fn accountant(mut self, a: Method) -> Self {
-        self.accountant = a;
-        self
     }
 
     /// Noise of the penalty test: [`Noise::Gaussian`] (default) or exact discrete Gaussian

@@ -213,3 +213,53 @@ macro_rules! run_setters {
     };
 }
 pub(crate) use run_setters;
+
+/// Fluent setters shared by the penalty samplers (DP penalty, minibatch DP penalty): noise
+/// scale, clip bound, proposal and accountant.
+macro_rules! penalty_setters {
+    ($t:ty) => {
+        impl $t {
+            /// Noise scale τ.
+            #[must_use]
+            pub fn tau(mut self, tau: f64) -> Self {
+                self.tau = tau;
+                self
+            }
+            /// Clip bound b per unit distance `‖θ − θ'‖₂`.
+            #[must_use]
+            pub fn clip_bound(mut self, b: f64) -> Self {
+                self.clip_bound = b;
+                self
+            }
+            /// Proposal standard deviation: a scalar or one per coordinate.
+            #[must_use]
+            pub fn proposal_sd(mut self, sd: impl Into<$crate::samplers::StepSize>) -> Self {
+                self.proposal_sd = sd.into();
+                self
+            }
+            /// Proposal kind (full, OCU, GWMH).
+            #[must_use]
+            pub fn proposal(mut self, kind: $crate::samplers::ProposalKind) -> Self {
+                self.proposal = kind;
+                self
+            }
+            /// One-component updates.
+            #[must_use]
+            pub fn ocu(self) -> Self {
+                self.proposal($crate::samplers::ProposalKind::OneComponent)
+            }
+            /// Guided walk (one-component updates with a persistent direction).
+            #[must_use]
+            pub fn gwmh(self) -> Self {
+                self.proposal($crate::samplers::ProposalKind::GuidedWalk)
+            }
+            /// Accountant used by Algorithm 2.
+            #[must_use]
+            pub fn accountant(mut self, a: $crate::accounting::Method) -> Self {
+                self.accountant = a;
+                self
+            }
+        }
+    };
+}
+pub(crate) use penalty_setters;

@@ -8,7 +8,7 @@ use super::builders::finish;
 use super::minibatch::MinibatchPenaltyKernel;
 use super::proposal::{ProposalKind, StepSize};
 use super::run::{PrivacySpent, Run};
-use super::settings::{RunSettings, run_setters};
+use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::Method;
 use crate::error::Result;
 use crate::models::Model;
@@ -89,51 +89,17 @@ impl Default for MinibatchPenalty {
 }
 
 run_setters!(MinibatchPenalty);
+penalty_setters!(MinibatchPenalty);
 
 impl MinibatchPenalty {
     /// Defaults: the thesis' easy-2d tuning (τ 0.7, clip 1, b = 1000, sd 0.001), Fourier accountant.
     pub fn builder() -> Self {
         Self::default()
     }
-    /// Noise scale τ.
-    #[must_use]
-    pub fn tau(mut self, tau: f64) -> Self {
-        self.tau = tau;
-        self
-    }
-    /// Clip bound per unit distance.
-    #[must_use]
-    pub fn clip_bound(mut self, b: f64) -> Self {
-        self.clip_bound = b;
-        self
-    }
     /// Batch size (1 ≤ b ≤ n).
     #[must_use]
     pub fn batch_size(mut self, b: usize) -> Self {
         self.batch_size = b;
-        self
-    }
-    /// Proposal standard deviation(s).
-    #[must_use]
-    pub fn proposal_sd(mut self, sd: impl Into<StepSize>) -> Self {
-        self.proposal_sd = sd.into();
-        self
-    }
-    /// Proposal kind.
-    #[must_use]
-    pub fn proposal(mut self, kind: ProposalKind) -> Self {
-        self.proposal = kind;
-        self
-    }
-    /// Guided walk (one-component updates with a persistent direction).
-    #[must_use]
-    pub fn gwmh(self) -> Self {
-        self.proposal(ProposalKind::GuidedWalk)
-    }
-    /// Accountant (`Method::Fourier` or `Method::Rdp`).
-    #[must_use]
-    pub fn accountant(mut self, m: Method) -> Self {
-        self.accountant = m;
         self
     }
     /// Thesis-code Theorem 8 sum (optimistic) for the RDP accountant.
