@@ -77,7 +77,7 @@ fn lane_sum(x: &[f64]) -> f64 {
     acc.iter().sum::<f64>() + it.remainder().iter().sum::<f64>()
 }
 
-/// One bare pass computing every per-row gradient (summed).
+/// One bare pass computing every per-row gradient (column-major, summed).
 fn bare_grad_pass(model: &ExperimentModel, theta: &[f64]) -> f64 {
     let d = model.dim();
     let mut buf = vec![0.0; CHUNK * d];
@@ -88,8 +88,8 @@ fn bare_grad_pass(model: &ExperimentModel, theta: &[f64]) -> f64 {
         while start < n {
             let len = CHUNK.min(n - start);
             model
-                .grad_log_lik_rows(theta, start, &mut buf[..len * d])
-                .expect("banana has gradients");
+                .grad_log_lik_cols(theta, start, &mut buf[..len * d])
+                .expect("banana has column-major gradients");
             s += lane_sum(&buf[..len * d]);
             start += len;
         }

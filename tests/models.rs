@@ -293,6 +293,25 @@ fn check_overrides(name: &str, m: &dyn Model, theta: &[f64], theta_new: &[f64]) 
             FAST_TOL,
         );
     }
+
+    if m.has_column_gradients() {
+        let mut cols = vec![f64::NAN; len * d];
+        m.grad_log_lik_cols(theta_new, start, &mut cols).unwrap();
+        for (k, chunk) in out.chunks_exact(d).enumerate() {
+            let col_k: Vec<f64> = (0..d).map(|i| cols[i * len + k]).collect();
+            assert_close(
+                &format!("{name}: grad_log_lik_cols row {}", start + k),
+                &col_k,
+                chunk,
+                FAST_TOL,
+            );
+        }
+        assert!(
+            m.grad_log_lik_cols(theta_new, start, &mut cols[..d + 1])
+                .is_err()
+                || d == 1
+        );
+    }
 }
 
 #[test]

@@ -375,6 +375,29 @@ impl Model for BananaModel {
         }
         Ok(())
     }
+
+    fn has_column_gradients(&self) -> bool {
+        true
+    }
+
+    fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
+        let len = super::column_rows(out.len(), self.dim())?;
+        let end = start + len;
+        for ((i, &t), col) in self.tau.iter().enumerate().zip(out.chunks_exact_mut(len)) {
+            let mu = self.mean_i(theta, i);
+            for (g, &x) in col.iter_mut().zip(&self.data.col(i)[start..end]) {
+                *g = t * (x - mu);
+            }
+        }
+        let du2 = self.du2(theta);
+        if du2 != 0.0 {
+            let (c0, rest) = out.split_at_mut(len);
+            for (g0, &g1) in c0.iter_mut().zip(&rest[..len]) {
+                *g0 += g1 * du2;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The banana distribution `Ban(μ, diag(s²), a, b, m)`: the law of

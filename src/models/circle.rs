@@ -183,4 +183,22 @@ impl Model for CircleModel {
         }
         Ok(())
     }
+
+    fn has_column_gradients(&self) -> bool {
+        true
+    }
+
+    fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
+        let len = super::column_rows(out.len(), 2)?;
+        let s = sq_norm(theta);
+        let (x, y) = (theta[0], theta[1]);
+        let f0 = -4.0 * self.a;
+        let (c0, c1) = out.split_at_mut(len);
+        for ((g0, g1), &r2) in c0.iter_mut().zip(c1).zip(&self.r2[start..start + len]) {
+            let f = f0 * (s - r2);
+            *g0 = f * x;
+            *g1 = f * y;
+        }
+        Ok(())
+    }
 }

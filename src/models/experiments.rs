@@ -396,6 +396,13 @@ impl Model for ExperimentModel {
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
         delegate!(self, m => m.grad_log_lik_rows(theta, start, out))
     }
+
+    fn has_column_gradients(&self) -> bool {
+        delegate!(self, m => m.has_column_gradients())
+    }
+    fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
+        delegate!(self, m => m.grad_log_lik_cols(theta, start, out))
+    }
 }
 
 /// An exact posterior: Theorem 13's banana or the closed-form Gaussian.

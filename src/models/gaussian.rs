@@ -395,6 +395,36 @@ impl Model for GaussianModel {
         }
         Ok(())
     }
+
+    fn has_column_gradients(&self) -> bool {
+        true
+    }
+
+    fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
+        let len = super::column_rows(out.len(), self.dim())?;
+        out.fill(0.0);
+        let end = start + len;
+        for &(i, l, p) in &self.prec_upper {
+            // column i += P_il (x_l − θ_l), and symmetrically column l += P_li (x_i − θ_i)
+            let tl = theta[l];
+            for (g, &x) in out[i * len..(i + 1) * len]
+                .iter_mut()
+                .zip(&self.data.col(l)[start..end])
+            {
+                *g += p * (x - tl);
+            }
+            if i != l {
+                let ti = theta[i];
+                for (g, &x) in out[l * len..(l + 1) * len]
+                    .iter_mut()
+                    .zip(&self.data.col(i)[start..end])
+                {
+                    *g += p * (x - ti);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The Gaussian posterior `N(μ_n, Σ_n)` of the model `x_j ~ N(θ, Σ)`, `θ ~ N(0, σ₀² I)`,

@@ -216,4 +216,29 @@ impl Model for LogisticModel {
         }
         Ok(())
     }
+
+    fn has_column_gradients(&self) -> bool {
+        true
+    }
+
+    fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
+        let d = self.dim();
+        let len = super::column_rows(out.len(), d)?;
+        let end = start + len;
+        // Column 0 first holds f_k = y_k − σ(η_k); it is overwritten last.
+        let (f, rest) = out.split_at_mut(len);
+        self.eta_rows(theta, start, f);
+        for (fk, &y) in f.iter_mut().zip(&self.y[start..end]) {
+            *fk = y - 1.0 / (1.0 + (-*fk).exp());
+        }
+        for (i, col) in (1..d).zip(rest.chunks_exact_mut(len)) {
+            for ((g, &fk), &x) in col.iter_mut().zip(f.iter()).zip(&self.x.col(i)[start..end]) {
+                *g = fk * x;
+            }
+        }
+        for (g, &x) in f.iter_mut().zip(&self.x.col(0)[start..end]) {
+            *g *= x;
+        }
+        Ok(())
+    }
 }

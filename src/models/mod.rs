@@ -157,4 +157,32 @@ pub trait Model: Send + Sync {
         }
         Ok(())
     }
+
+    /// Whether [`grad_log_lik_cols`](Model::grad_log_lik_cols) is implemented. Kernels then
+    /// clip per-row gradients column by column (vectorised) instead of row by row.
+    fn has_column_gradients(&self) -> bool {
+        false
+    }
+
+    /// Per-row gradients of rows `start .. start + len` with `len = out.len() / d`,
+    /// column-major (`out[i*len + k]` is `∂ ln p(x_{start+k} | θ) / ∂θ_i`). Only called when
+    /// [`has_column_gradients`](Model::has_column_gradients) is true.
+    fn grad_log_lik_cols(&self, _theta: &[f64], _start: usize, _out: &mut [f64]) -> Result<()> {
+        Err(Error::Model(
+            "this model has no column-major gradients; implement `grad_log_lik_cols` and `has_column_gradients`".into(),
+        ))
+    }
+}
+
+/// The rows in a column-major gradient buffer of `len_total` values for a model of dimension
+/// `d` (an error if `len_total` is not a multiple of `d`).
+pub(crate) fn column_rows(len_total: usize, d: usize) -> Result<usize> {
+    if d == 0 || !len_total.is_multiple_of(d) {
+        return Err(Error::DimensionMismatch {
+            name: "grad_log_lik_cols output (a multiple of d)",
+            expected: len_total.div_ceil(d.max(1)) * d,
+            got: len_total,
+        });
+    }
+    Ok(len_total / d)
 }
