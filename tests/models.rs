@@ -312,6 +312,26 @@ fn check_overrides(name: &str, m: &dyn Model, theta: &[f64], theta_new: &[f64]) 
                 || d == 1
         );
     }
+
+    if m.has_gradient_sum() {
+        let (mut want, mut scale) = (vec![0.0; d], vec![0.0; d]);
+        for j in 0..n {
+            m.grad_log_lik_row(theta_new, j, &mut g).unwrap();
+            for ((w, s), x) in want.iter_mut().zip(scale.iter_mut()).zip(&g) {
+                *w += x;
+                *s += x.abs();
+            }
+        }
+        let mut sum = vec![f64::NAN; d];
+        m.grad_log_lik_sum(theta_new, &mut sum).unwrap();
+        for ((s, w), sc) in sum.iter().zip(&want).zip(&scale) {
+            assert!(
+                (s - w).abs() <= FAST_TOL * sc.max(1.0),
+                "{name}: grad_log_lik_sum {s} vs row sum {w}"
+            );
+        }
+        assert!(m.grad_log_lik_sum(theta_new, &mut sum[..d - 1]).is_err());
+    }
 }
 
 #[test]

@@ -156,6 +156,8 @@ pub struct BananaModel {
     lik_const: f64,
     /// `d · (−½ ln(2π σ₀²))`.
     prior_const: f64,
+    /// Column sums `Σ_j x_ji` (the unclipped gradient sum).
+    col_sums: Vec<f64>,
 }
 
 impl BananaModel {
@@ -184,6 +186,7 @@ impl BananaModel {
             .sum();
         let prior_const = params.dim() as f64 * -0.5 * (ln2pi + params.prior_var.ln());
         Ok(Self {
+            col_sums: data.column_sums(),
             data,
             params,
             tau,
@@ -396,6 +399,25 @@ impl Model for BananaModel {
                 *g0 += g1 * du2;
             }
         }
+        Ok(())
+    }
+
+    fn has_gradient_sum(&self) -> bool {
+        true
+    }
+
+    fn grad_log_lik_sum(&self, theta: &[f64], out: &mut [f64]) -> Result<()> {
+        check::len("grad", out.len(), self.dim())?;
+        let n = self.data.n_rows() as f64;
+        for (i, ((o, &t), &s)) in out
+            .iter_mut()
+            .zip(&self.tau)
+            .zip(&self.col_sums)
+            .enumerate()
+        {
+            *o = t * (s - n * self.mean_i(theta, i));
+        }
+        out[0] += out[1] * self.du2(theta);
         Ok(())
     }
 }

@@ -19,6 +19,8 @@ use crate::rng::chain_rng;
 pub struct CircleModel {
     /// `r_j²`.
     r2: Arc<[f64]>,
+    /// `Σ_j r_j²` (the unclipped gradient sum).
+    r2_sum: f64,
     a: f64,
 }
 
@@ -45,8 +47,10 @@ impl CircleModel {
             ));
         }
         check::all_finite("radii", radii)?;
+        let r2: Arc<[f64]> = radii.iter().map(|r| r * r).collect();
         Ok(Self {
-            r2: radii.iter().map(|r| r * r).collect(),
+            r2_sum: r2.iter().sum(),
+            r2,
             a,
         })
     }
@@ -199,6 +203,19 @@ impl Model for CircleModel {
             *g0 = f * x;
             *g1 = f * y;
         }
+        Ok(())
+    }
+
+    fn has_gradient_sum(&self) -> bool {
+        true
+    }
+
+    fn grad_log_lik_sum(&self, theta: &[f64], out: &mut [f64]) -> Result<()> {
+        check::len("grad", out.len(), 2)?;
+        // Σ_j −4a(‖θ‖² − r_j²) θ = −4a(n‖θ‖² − Σ r²) θ
+        let f = -4.0 * self.a * (self.r2.len() as f64 * sq_norm(theta) - self.r2_sum);
+        out[0] = f * theta[0];
+        out[1] = f * theta[1];
         Ok(())
     }
 }

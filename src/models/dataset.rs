@@ -108,7 +108,12 @@ impl ColumnData {
         self.values[i * self.n_rows + j]
     }
 
-    /// Column means `x̄_i` (the banana and Gaussian models' sufficient statistics).
+    /// Column sums `Σ_j x_ji` (the banana and Gaussian models' sufficient statistics).
+    pub fn column_sums(&self) -> Vec<f64> {
+        (0..self.n_cols).map(|i| self.col(i).iter().sum()).collect()
+    }
+
+    /// Column means `x̄_i`.
     pub fn column_means(&self) -> Vec<f64> {
         (0..self.n_cols)
             .map(|i| self.col(i).iter().sum::<f64>() / self.n_rows as f64)

@@ -403,6 +403,12 @@ impl Model for ExperimentModel {
     fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
         delegate!(self, m => m.grad_log_lik_cols(theta, start, out))
     }
+    fn has_gradient_sum(&self) -> bool {
+        delegate!(self, m => m.has_gradient_sum())
+    }
+    fn grad_log_lik_sum(&self, theta: &[f64], out: &mut [f64]) -> Result<()> {
+        delegate!(self, m => m.grad_log_lik_sum(theta, out))
+    }
 }
 
 /// An exact posterior: Theorem 13's banana or the closed-form Gaussian.

@@ -150,6 +150,8 @@ pub struct GaussianModel {
     prec_upper: Vec<(usize, usize, f64)>,
     prior_var: f64,
     tempering: f64,
+    /// Column sums `Σ_j x_ji` (the unclipped gradient sum).
+    col_sums: Vec<f64>,
 }
 
 impl GaussianModel {
@@ -191,6 +193,7 @@ impl GaussianModel {
             }
         }
         Ok(Self {
+            col_sums: data.column_sums(),
             data,
             cov,
             prec,
@@ -422,6 +425,23 @@ impl Model for GaussianModel {
                     *g += p * (x - ti);
                 }
             }
+        }
+        Ok(())
+    }
+
+    fn has_gradient_sum(&self) -> bool {
+        true
+    }
+
+    fn grad_log_lik_sum(&self, theta: &[f64], out: &mut [f64]) -> Result<()> {
+        let d = self.dim();
+        check::len("grad", out.len(), d)?;
+        let n = self.data.n_rows() as f64;
+        // Σ_j P(x_j − θ) = P(S − nθ)
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = (0..d)
+                .map(|l| self.p(i, l) * (self.col_sums[l] - n * theta[l]))
+                .sum();
         }
         Ok(())
     }

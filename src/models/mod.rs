@@ -172,6 +172,21 @@ pub trait Model: Send + Sync {
             "this model has no column-major gradients; implement `grad_log_lik_cols` and `has_column_gradients`".into(),
         ))
     }
+
+    /// Whether [`grad_log_lik_sum`](Model::grad_log_lik_sum) is implemented: the *unclipped*
+    /// gradient of the whole log-likelihood from sufficient statistics, in `O(d²)` instead of
+    /// a pass over the data. Only non-private kernels use it (DP kernels clip every row).
+    fn has_gradient_sum(&self) -> bool {
+        false
+    }
+
+    /// `Σ_j ∇_θ ln p(x_j | θ)` (untempered) into `out` (length `d`). Only called when
+    /// [`has_gradient_sum`](Model::has_gradient_sum) is true.
+    fn grad_log_lik_sum(&self, _theta: &[f64], _out: &mut [f64]) -> Result<()> {
+        Err(Error::Model(
+            "this model has no closed-form gradient sum; implement `grad_log_lik_sum` and `has_gradient_sum`".into(),
+        ))
+    }
 }
 
 /// The rows in a column-major gradient buffer of `len_total` values for a model of dimension
