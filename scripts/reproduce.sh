@@ -2,10 +2,10 @@
 # Main job: reproduce the thesis' Chapter 6 analyses with the release CLI.
 #
 #   bash scripts/reproduce.sh            # full grids (resumes where a previous run stopped)
-#   bash scripts/reproduce.sh --quick    # quick grids, ~5 min, into data/results/quick
+#   bash scripts/reproduce.sh --quick    # quick grids, ~20 s, into data/results/quick
 #
 # Writes CSV tables to data/results/ and offline HTML figures to data/results/figures/, printing
-# a JSON summary at the end. The full grid (20 chains per box, as the thesis) is long on 2 cores
+# a JSON summary at the end. The full grid (20 chains per box, as the thesis) takes ~25 min on 2 cores
 # (see docs/REPRODUCTION.md for measured times); an interrupted run loses no finished chain.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -578,11 +578,13 @@ pub fn trace_plot(draws: &DataFrame) -> Result<Plot> {
     let mut plot = Plot::new();
     let mut layout = Layout::new()
         .title(Title::with_text("Trace plot"))
-        .height(220 * params.len() + 80)
+        .height(280 * params.len() + 100)
         .grid(
+            // y_gap: room between panels for the x-axis title and the next panel's title.
             LayoutGrid::new()
                 .rows(params.len())
                 .columns(1)
+                .y_gap(0.45)
                 .pattern(GridPattern::Independent),
         )
         .show_legend(true)
