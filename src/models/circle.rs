@@ -19,8 +19,10 @@ use crate::rng::chain_rng;
 pub struct CircleModel {
     /// `r_j²`.
     r2: Arc<[f64]>,
-    /// `Σ_j r_j²` (the unclipped gradient sum).
+    /// `Σ_j r_j²` (the unclipped gradient sum, the log-likelihood sum).
     r2_sum: f64,
+    /// `Σ_j r_j⁴` (the log-likelihood sum).
+    r4_sum: f64,
     a: f64,
 }
 
@@ -50,6 +52,7 @@ impl CircleModel {
         let r2: Arc<[f64]> = radii.iter().map(|r| r * r).collect();
         Ok(Self {
             r2_sum: r2.iter().sum(),
+            r4_sum: r2.iter().map(|v| v * v).sum(),
             r2,
             a,
         })
@@ -76,6 +79,23 @@ impl CircleModel {
     /// The scale `a`.
     pub fn a(&self) -> f64 {
         self.a
+    }
+
+    /// `Σ_j ln p(r_j | θ) = −a(n‖θ‖⁴ − 2‖θ‖² Σr² + Σr⁴)` from sufficient statistics (`O(1)`;
+    /// the log posterior up to a constant, the prior being flat). For plots and checks: it
+    /// cancels at large `n`, so kernels use per-row ratios.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{CircleModel, Model};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let model = CircleModel::new(&[3.0, 2.5, 3.5], 1e-5)?;
+    /// let rows: f64 = (0..3).map(|j| model.log_lik_row(&[1.0, 2.0], j)).sum();
+    /// assert!((model.log_lik_sum(&[1.0, 2.0]) - rows).abs() < 1e-12);
+    /// # Ok(()) }
+    /// ```
+    pub fn log_lik_sum(&self, theta: &[f64]) -> f64 {
+        let s = sq_norm(theta);
+        -self.a * (self.r2.len() as f64 * s * s - 2.0 * s * self.r2_sum + self.r4_sum)
     }
 
     /// The squared radii `r_j²`.

@@ -437,6 +437,17 @@ impl ExactPosterior {
         }
     }
 
+    /// `ln p(θ | x)` (normalised).
+    ///
+    /// # Errors
+    /// `theta` of the wrong length.
+    pub fn log_density(&self, theta: &[f64]) -> Result<f64> {
+        match self {
+            ExactPosterior::Banana(p) => p.log_density(theta),
+            ExactPosterior::Gaussian(p) => p.log_density(theta),
+        }
+    }
+
     /// Exact draws from `rng`.
     pub fn sample<R: Rng + ?Sized>(&self, n_draws: usize, rng: &mut R) -> Vec<Vec<f64>> {
         match self {

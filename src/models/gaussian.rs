@@ -528,6 +528,32 @@ impl GaussianPosterior {
         (0..self.dim()).map(|i| self.cov[(i, i)].sqrt()).collect()
     }
 
+    /// `ln N(θ; μ_n, Σ_n)`, through the Cholesky factor `L` (`z = L⁻¹(θ − μ_n)`).
+    ///
+    /// ```
+    /// use dp_mcmc::models::{block_correlated_cov, GaussianPosterior};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let cov = block_correlated_cov(2, 0.5)?;
+    /// let post = GaussianPosterior::from_sufficient(&[0.0, 0.0], 100, &cov, 100.0, 1.0)?;
+    /// let at_mean = post.log_density(post.mean())?;
+    /// assert!(at_mean > post.log_density(&[0.1, -0.1])?);
+    /// assert!(post.log_density(&[0.0]).is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn log_density(&self, theta: &[f64]) -> Result<f64> {
+        let d = self.dim();
+        check::len("theta", theta.len(), d)?;
+        let mut z = vec![0.0; d];
+        let mut log_det = 0.0;
+        for k in 0..d {
+            let s: f64 = (0..k).map(|l| self.chol[(k, l)] * z[l]).sum();
+            z[k] = (theta[k] - self.mean[k] - s) / self.chol[(k, k)];
+            log_det += self.chol[(k, k)].ln();
+        }
+        let q: f64 = z.iter().map(|v| v * v).sum();
+        Ok(-0.5 * (d as f64 * (2.0 * std::f64::consts::PI).ln() + q) - log_det)
+    }
+
     /// Exact draws `μ_n + L z` (one `Vec` of length `d` per draw).
     pub fn sample<R: Rng + ?Sized>(&self, n_draws: usize, rng: &mut R) -> Vec<Vec<f64>> {
         let d = self.dim();

@@ -10,6 +10,7 @@ pub mod accounting;
 mod common;
 pub mod experiments;
 pub mod mechanisms;
+pub mod posterior;
 
 pub use accounting::accounting_comparison;
 pub use common::{

@@ -192,6 +192,11 @@ impl Ctx<'_> {
             ("fig6_6_clip_fraction_extra", figs::figure_6_6(&df)),
             ("fig6_7_circle", figs::figure_6_7(&df)),
             ("fig6_8_grad_clip_fraction", figs::figure_6_8(&df)),
+            (
+                "fig5_1_posteriors",
+                dp_mcmc::experiments::PosteriorGrid::figure_5_1(120)
+                    .and_then(|g| dp_mcmc::plots::posterior::figure_5_1(&g)),
+            ),
         ] {
             figures.insert(name.into(), self.write_figure(name, plot)?);
         }
