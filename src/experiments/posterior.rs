@@ -142,3 +142,58 @@ fn log_posterior(
         ))),
     }
 }
+
+/// One DP HMC trajectory on the circle (thesis Fig 4.1: the circle's tuned DP HMC with
+/// `L = 48`, started at `(0, 1)`), with the circle posterior behind it.
+#[derive(Clone, Debug)]
+pub struct HmcTrajectory {
+    /// The leapfrog positions, start first (`L + 1` points).
+    pub path: Vec<Vec<f64>>,
+    /// The circle posterior on a grid covering the path.
+    pub posterior: PosteriorGrid,
+    /// Iterations run before the drawn trajectory.
+    pub warmup: usize,
+}
+
+impl HmcTrajectory {
+    /// Run `warmup` DP HMC iterations on the circle from `(0, 1)` with `chain_rng(seed, 0)`,
+    /// then record the next proposal's leapfrog trajectory (the thesis used seed 46327).
+    ///
+    /// ```
+    /// use dp_mcmc::experiments::HmcTrajectory;
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let t = HmcTrajectory::circle(46327, 5, 40)?;
+    /// assert_eq!(t.path.len(), 49);
+    /// assert!(t.path.iter().all(|p| p.iter().all(|v| v.is_finite())));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// `resolution < 2`, or the circle model cannot be built.
+    pub fn circle(seed: u64, warmup: usize, resolution: usize) -> Result<HmcTrajectory> {
+        use crate::experiments::{Sampler, SamplerKind};
+        use crate::samplers::Kernel;
+        let model = Experiment::Circle.model()?;
+        let Sampler::DpHmc(mut hmc) = Sampler::tuned(Experiment::Circle, SamplerKind::DpHmc)?
+        else {
+            return Err(Error::Model(
+                "the tuned circle DP HMC is not a DP HMC".into(),
+            ));
+        };
+        hmc.leapfrog_steps = 48;
+        let kernel = hmc.kernel(&model)?;
+        let mut rng = crate::rng::chain_rng(seed, 0);
+        let mut state = kernel.init(&model, &[0.0, 1.0], &mut rng)?;
+        for _ in 0..warmup {
+            kernel.step(&model, &mut state, &mut rng);
+        }
+        let path = kernel.trajectory(&model, &mut state, &mut rng);
+        let mut posterior = PosteriorGrid::new(Experiment::Circle, 0, resolution)?;
+        posterior.starts = vec![path[0].clone()];
+        Ok(HmcTrajectory {
+            path,
+            posterior,
+            warmup,
+        })
+    }
+}

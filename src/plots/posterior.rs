@@ -6,7 +6,7 @@ use plotly::{Contour, Plot, Scatter};
 
 use super::common::{axis, grid_layout, panel_axis_ids, panel_title, set_panel_axes};
 use super::experiments::experiment_label;
-use crate::experiments::PosteriorGrid;
+use crate::experiments::{HmcTrajectory, PosteriorGrid};
 use crate::{Error, Result};
 
 /// Figure 5.1: one panel per posterior grid (density contours, relative to the maximum) with
@@ -71,5 +71,65 @@ pub fn figure_5_1(grids: &[PosteriorGrid]) -> Result<Plot> {
         );
     }
     plot.set_layout(layout.annotations(annotations));
+    Ok(plot)
+}
+
+/// Figure 4.1: one DP HMC leapfrog trajectory on the circle posterior (start in orange).
+///
+/// ```
+/// use dp_mcmc::experiments::HmcTrajectory;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let t = HmcTrajectory::circle(46327, 2, 30)?;
+/// let json = dp_mcmc::plots::posterior::figure_4_1(&t)?.to_json();
+/// assert!(json.contains("leapfrog trajectory") && json.contains("θ₀"));
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// An empty trajectory.
+pub fn figure_4_1(t: &HmcTrajectory) -> Result<Plot> {
+    if t.path.is_empty() {
+        return Err(Error::InvalidData("an empty trajectory".into()));
+    }
+    let g = &t.posterior;
+    let mut plot = Plot::new();
+    plot.add_trace(
+        Contour::new(g.x.clone(), g.y.clone(), g.density.clone())
+            .name("circle posterior (relative density)")
+            .show_legend(true)
+            .show_scale(false)
+            .n_contours(8)
+            .contours(Contours::new().coloring(Coloring::Lines))
+            .color_scale(ColorScale::Palette(ColorScalePalette::Viridis)),
+    );
+    plot.add_trace(
+        Scatter::new(
+            t.path.iter().map(|p| p[0]).collect(),
+            t.path.iter().map(|p| p[1]).collect(),
+        )
+        .name(format!(
+            "leapfrog trajectory (L = {}, after {} iterations)",
+            t.path.len() - 1,
+            t.warmup
+        ))
+        .mode(Mode::LinesMarkers)
+        .marker(Marker::new().color("black").size(4)),
+    );
+    plot.add_trace(
+        Scatter::new(vec![t.path[0][0]], vec![t.path[0][1]])
+            .name("start")
+            .mode(Mode::Markers)
+            .marker(Marker::new().color("darkorange").size(10)),
+    );
+    plot.set_layout(
+        plotly::Layout::new()
+            .title("Fig 4.1: a DP HMC trajectory on the circle")
+            .height(650)
+            .width(950)
+            .x_axis(axis("θ₀"))
+            .y_axis(axis("θ₁").scale_anchor("x")) // equal aspect: the circle looks round
+            .show_legend(true)
+            .legend(super::common::legend("")),
+    );
     Ok(plot)
 }

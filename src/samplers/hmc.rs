@@ -172,6 +172,99 @@ impl HmcKernel {
     }
 }
 
+impl HmcKernel {
+    /// Draw the momentum and run the leapfrog from `s.theta` into `s.theta_new`/`s.p`, calling
+    /// `visit` with every position (the start and each of the `L` steps). Returns the gradient
+    /// rows clipped and evaluated (including a pending initial release of the re-use variant).
+    fn trajectory_into<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        s: &mut HmcState,
+        rng: &mut ChainRng,
+        visit: &mut impl FnMut(&[f64]),
+    ) -> (u64, u64) {
+        let mut grad_clipped = std::mem::take(&mut s.pending_grad_clipped);
+        let mut grad_rows = std::mem::take(&mut s.pending_grad_rows);
+        for (p0, m) in s.p0.iter_mut().zip(&self.mass) {
+            let z: f64 = StandardNormal.sample(rng);
+            *p0 = m.sqrt() * z;
+        }
+        s.p.copy_from_slice(&s.p0);
+        s.theta_new.copy_from_slice(&s.theta);
+        visit(&s.theta_new);
+        match self.gradient {
+            GradientMode::Fresh => {
+                let (c, r) = self.gradient(
+                    model,
+                    &s.theta,
+                    &mut s.grads,
+                    &mut s.prior_grad,
+                    &mut s.grad_new,
+                    rng,
+                );
+                grad_clipped += c;
+                grad_rows += r;
+            }
+            GradientMode::Reuse => s.grad_new.copy_from_slice(&s.grad),
+        }
+        let eta = self.step_size;
+        for _ in 0..self.leapfrog_steps {
+            for (p, g) in s.p.iter_mut().zip(&s.grad_new) {
+                *p += 0.5 * eta * g;
+            }
+            for ((t, p), m) in s.theta_new.iter_mut().zip(&s.p).zip(&self.mass) {
+                *t += eta * p / m;
+            }
+            visit(&s.theta_new);
+            let (c, r) = self.gradient(
+                model,
+                &s.theta_new,
+                &mut s.grads,
+                &mut s.prior_grad,
+                &mut s.grad_new,
+                rng,
+            );
+            grad_clipped += c;
+            grad_rows += r;
+            for (p, g) in s.p.iter_mut().zip(&s.grad_new) {
+                *p += 0.5 * eta * g;
+            }
+        }
+        (grad_clipped, grad_rows)
+    }
+
+    /// The leapfrog positions of one proposal from the chain's current position (start
+    /// included, `L + 1` points), without the accept step: the chain does not move. Each
+    /// noisy gradient is a privacy release like a step's (thesis Fig 4.1 draws one).
+    ///
+    /// ```
+    /// use dp_mcmc::models::{CircleModel, Model};
+    /// use dp_mcmc::rng::chain_rng;
+    /// use dp_mcmc::samplers::{DpHmc, Kernel};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let model = CircleModel::new(&CircleModel::generate_radii(1000, 1)?, 1e-5)?;
+    /// let kernel = DpHmc::builder().tau_l(0.6).tau_g(1.9).leapfrog_steps(48).step_size(0.07)
+    ///     .clip_bound(0.001).grad_clip_bound(0.0015).kernel(&model)?;
+    /// let mut rng = chain_rng(46327, 0);
+    /// let mut state = kernel.init(&model, &[0.0, 1.0], &mut rng)?;
+    /// let path = kernel.trajectory(&model, &mut state, &mut rng);
+    /// assert_eq!(path.len(), 49);
+    /// assert_eq!(path[0], vec![0.0, 1.0]);
+    /// assert_eq!(kernel.position(&state), &[0.0, 1.0]); // not moved
+    /// # Ok(()) }
+    /// ```
+    pub fn trajectory<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        state: &mut HmcState,
+        rng: &mut ChainRng,
+    ) -> Vec<Vec<f64>> {
+        let mut path = Vec::with_capacity(self.leapfrog_steps + 1);
+        self.trajectory_into(model, state, rng, &mut |theta| path.push(theta.to_vec()));
+        path
+    }
+}
+
 impl Kernel for HmcKernel {
     type State = HmcState;
 
@@ -232,51 +325,7 @@ impl Kernel for HmcKernel {
     }
 
     fn step<M: Model + ?Sized>(&self, model: &M, s: &mut HmcState, rng: &mut ChainRng) -> StepInfo {
-        let mut grad_clipped = std::mem::take(&mut s.pending_grad_clipped);
-        let mut grad_rows = std::mem::take(&mut s.pending_grad_rows);
-        for (p0, m) in s.p0.iter_mut().zip(&self.mass) {
-            let z: f64 = StandardNormal.sample(rng);
-            *p0 = m.sqrt() * z;
-        }
-        s.p.copy_from_slice(&s.p0);
-        s.theta_new.copy_from_slice(&s.theta);
-        match self.gradient {
-            GradientMode::Fresh => {
-                let (c, r) = self.gradient(
-                    model,
-                    &s.theta,
-                    &mut s.grads,
-                    &mut s.prior_grad,
-                    &mut s.grad_new,
-                    rng,
-                );
-                grad_clipped += c;
-                grad_rows += r;
-            }
-            GradientMode::Reuse => s.grad_new.copy_from_slice(&s.grad),
-        }
-        let eta = self.step_size;
-        for _ in 0..self.leapfrog_steps {
-            for (p, g) in s.p.iter_mut().zip(&s.grad_new) {
-                *p += 0.5 * eta * g;
-            }
-            for ((t, p), m) in s.theta_new.iter_mut().zip(&s.p).zip(&self.mass) {
-                *t += eta * p / m;
-            }
-            let (c, r) = self.gradient(
-                model,
-                &s.theta_new,
-                &mut s.grads,
-                &mut s.prior_grad,
-                &mut s.grad_new,
-                rng,
-            );
-            grad_clipped += c;
-            grad_rows += r;
-            for (p, g) in s.p.iter_mut().zip(&s.grad_new) {
-                *p += 0.5 * eta * g;
-            }
-        }
+        let (grad_clipped, grad_rows) = self.trajectory_into(model, s, rng, &mut |_| {});
         let bound = match self.ratio_clip {
             Some(b) => b * self.clip_distance.eval(&s.theta, &s.theta_new),
             None => f64::INFINITY,

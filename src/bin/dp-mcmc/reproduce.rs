@@ -197,6 +197,11 @@ impl Ctx<'_> {
                 dp_mcmc::experiments::PosteriorGrid::figure_5_1(120)
                     .and_then(|g| dp_mcmc::plots::posterior::figure_5_1(&g)),
             ),
+            (
+                "fig4_1_hmc_trajectory",
+                dp_mcmc::experiments::HmcTrajectory::circle(46_327, 16, 120)
+                    .and_then(|t| dp_mcmc::plots::posterior::figure_4_1(&t)),
+            ),
         ] {
             figures.insert(name.into(), self.write_figure(name, plot)?);
         }
