@@ -356,13 +356,7 @@ impl Model for BananaModel {
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
         let d = self.dim();
-        if !out.len().is_multiple_of(d) {
-            return Err(Error::DimensionMismatch {
-                name: "grad_log_lik_rows output (a multiple of d)",
-                expected: out.len().div_ceil(d) * d,
-                got: out.len(),
-            });
-        }
+        super::gradient_rows("grad_log_lik_rows output (a multiple of d)", out.len(), d)?;
         let end = start + out.len() / d;
         for (i, &t) in self.tau.iter().enumerate() {
             let mu = self.mean_i(theta, i);
@@ -384,7 +378,11 @@ impl Model for BananaModel {
     }
 
     fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
-        let len = super::column_rows(out.len(), self.dim())?;
+        let len = super::gradient_rows(
+            "grad_log_lik_cols output (a multiple of d)",
+            out.len(),
+            self.dim(),
+        )?;
         let end = start + len;
         for ((i, &t), col) in self.tau.iter().enumerate().zip(out.chunks_exact_mut(len)) {
             let mu = self.mean_i(theta, i);

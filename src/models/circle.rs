@@ -189,13 +189,11 @@ impl Model for CircleModel {
     }
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
-        if !out.len().is_multiple_of(2) {
-            return Err(Error::DimensionMismatch {
-                name: "grad_log_lik_rows output (a multiple of d = 2)",
-                expected: out.len() + 1,
-                got: out.len(),
-            });
-        }
+        super::gradient_rows(
+            "grad_log_lik_rows output (a multiple of d = 2)",
+            out.len(),
+            2,
+        )?;
         let s = sq_norm(theta);
         let (x, y) = (theta[0], theta[1]);
         let f0 = -4.0 * self.a;
@@ -213,7 +211,7 @@ impl Model for CircleModel {
     }
 
     fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
-        let len = super::column_rows(out.len(), 2)?;
+        let len = super::gradient_rows("grad_log_lik_cols output (a multiple of d)", out.len(), 2)?;
         let s = sq_norm(theta);
         let (x, y) = (theta[0], theta[1]);
         let f0 = -4.0 * self.a;

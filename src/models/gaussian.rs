@@ -375,13 +375,7 @@ impl Model for GaussianModel {
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
         let d = self.dim();
-        if !out.len().is_multiple_of(d) {
-            return Err(Error::DimensionMismatch {
-                name: "grad_log_lik_rows output (a multiple of d)",
-                expected: out.len().div_ceil(d) * d,
-                got: out.len(),
-            });
-        }
+        super::gradient_rows("grad_log_lik_rows output (a multiple of d)", out.len(), d)?;
         out.fill(0.0);
         let end = start + out.len() / d;
         for &(i, l, p) in &self.prec_upper {
@@ -404,7 +398,11 @@ impl Model for GaussianModel {
     }
 
     fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
-        let len = super::column_rows(out.len(), self.dim())?;
+        let len = super::gradient_rows(
+            "grad_log_lik_cols output (a multiple of d)",
+            out.len(),
+            self.dim(),
+        )?;
         out.fill(0.0);
         let end = start + len;
         for &(i, l, p) in &self.prec_upper {

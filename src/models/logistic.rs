@@ -186,13 +186,7 @@ impl Model for LogisticModel {
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
         let d = self.dim();
-        if !out.len().is_multiple_of(d) {
-            return Err(Error::DimensionMismatch {
-                name: "grad_log_lik_rows output (a multiple of d)",
-                expected: out.len().div_ceil(d) * d,
-                got: out.len(),
-            });
-        }
+        super::gradient_rows("grad_log_lik_rows output (a multiple of d)", out.len(), d)?;
         let rows = out.len() / d;
         let mut f = [0.0; BLOCK];
         for b in 0..rows.div_ceil(BLOCK) {
@@ -223,7 +217,7 @@ impl Model for LogisticModel {
 
     fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
         let d = self.dim();
-        let len = super::column_rows(out.len(), d)?;
+        let len = super::gradient_rows("grad_log_lik_cols output (a multiple of d)", out.len(), d)?;
         let end = start + len;
         // Column 0 first holds f_k = y_k − σ(η_k); it is overwritten last.
         let (f, rest) = out.split_at_mut(len);

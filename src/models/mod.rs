@@ -189,12 +189,12 @@ pub trait Model: Send + Sync {
     }
 }
 
-/// The rows in a column-major gradient buffer of `len_total` values for a model of dimension
-/// `d` (an error if `len_total` is not a multiple of `d`).
-pub(crate) fn column_rows(len_total: usize, d: usize) -> Result<usize> {
+/// The rows in a gradient buffer of `len_total` values (row- or column-major) for a model of
+/// dimension `d`; an error naming `method`'s output if `len_total` is not a multiple of `d`.
+pub(crate) fn gradient_rows(method: &'static str, len_total: usize, d: usize) -> Result<usize> {
     if d == 0 || !len_total.is_multiple_of(d) {
         return Err(Error::DimensionMismatch {
-            name: "grad_log_lik_cols output (a multiple of d)",
+            name: method,
             expected: len_total.div_ceil(d.max(1)) * d,
             got: len_total,
         });
