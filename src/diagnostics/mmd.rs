@@ -43,8 +43,14 @@ impl Mmd {
     }
 }
 
-/// Validate a row-major sample; returns the number of rows.
-fn rows(name: &'static str, x: &[f64], dim: usize, min_rows: usize) -> Result<usize> {
+/// Validate a row-major sample (whole rows, finite, at least `min_rows`); returns the number of
+/// rows. Shared with [`super::moments`].
+pub(super) fn sample_rows(
+    name: &'static str,
+    x: &[f64],
+    dim: usize,
+    min_rows: usize,
+) -> Result<usize> {
     if dim == 0 {
         return Err(Error::invalid("dim", dim, "must be at least 1"));
     }
@@ -132,8 +138,8 @@ fn sum_across(x: &[f64], y: &[f64], dim: usize, scale: f64) -> f64 {
 /// # Ok(()) }
 /// ```
 pub fn mmd(x: &[f64], y: &[f64], dim: usize, bandwidth: f64) -> Result<Mmd> {
-    let m = rows("x", x, dim, 2)?;
-    let n = rows("y", y, dim, 2)?;
+    let m = sample_rows("x", x, dim, 2)?;
+    let n = sample_rows("y", y, dim, 2)?;
     check::positive("bandwidth", bandwidth)?;
     let scale = 2.0 * bandwidth * bandwidth;
     if scale == 0.0 || !scale.is_finite() {
@@ -190,8 +196,8 @@ pub fn paired_median_distance(
     ix: &[usize],
     iy: &[usize],
 ) -> Result<f64> {
-    let m = rows("x", x, dim, 1)?;
-    let n = rows("y", y, dim, 1)?;
+    let m = sample_rows("x", x, dim, 1)?;
+    let n = sample_rows("y", y, dim, 1)?;
     check::len("iy", iy.len(), ix.len())?;
     if ix.is_empty() {
         return Err(Error::invalid("ix", "[]", "needs at least one index pair"));
@@ -234,8 +240,8 @@ pub fn paired_median_distance(
 /// # Ok(()) }
 /// ```
 pub fn thesis_bandwidth(x: &[f64], y: &[f64], dim: usize, seed: u64) -> Result<f64> {
-    let m = rows("x", x, dim, 1)?;
-    let n = rows("y", y, dim, 1)?;
+    let m = sample_rows("x", x, dim, 1)?;
+    let n = sample_rows("y", y, dim, 1)?;
     let mut rng = crate::rng::chain_rng(seed, 0);
     let ix: Vec<usize> = (0..THESIS_BANDWIDTH_PAIRS)
         .map(|_| rng.random_range(0..m))
@@ -283,8 +289,8 @@ pub fn mmd_thesis(x: &[f64], y: &[f64], dim: usize, seed: u64) -> Result<Mmd> {
 /// # Ok(()) }
 /// ```
 pub fn pooled_median_distance(x: &[f64], y: &[f64], dim: usize) -> Result<f64> {
-    rows("x", x, dim, 0)?;
-    rows("y", y, dim, 0)?;
+    sample_rows("x", x, dim, 0)?;
+    sample_rows("y", y, dim, 0)?;
     let z: Vec<f64> = x.iter().chain(y).copied().collect();
     let n = z.len() / dim;
     if n < 2 {

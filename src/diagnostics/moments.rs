@@ -2,27 +2,8 @@
 
 use nalgebra::DMatrix;
 
-use crate::error::{Error, Result, check};
-
-fn sample(name: &'static str, x: &[f64], dim: usize, min_rows: usize) -> Result<usize> {
-    if dim == 0 {
-        return Err(Error::invalid("dim", dim, "must be at least 1"));
-    }
-    if !x.len().is_multiple_of(dim) {
-        return Err(Error::InvalidData(format!(
-            "sample `{name}` has {} values, not a multiple of dim = {dim}; pass whole rows",
-            x.len()
-        )));
-    }
-    let n = x.len() / dim;
-    if n < min_rows {
-        return Err(Error::InvalidData(format!(
-            "sample `{name}` has {n} rows; at least {min_rows} are needed"
-        )));
-    }
-    check::all_finite(name, x)?;
-    Ok(n)
-}
+use super::mmd::sample_rows;
+use crate::error::Result;
 
 /// Column means of a row-major sample.
 ///
@@ -33,7 +14,7 @@ fn sample(name: &'static str, x: &[f64], dim: usize, min_rows: usize) -> Result<
 /// # Ok(()) }
 /// ```
 pub fn sample_mean(x: &[f64], dim: usize) -> Result<Vec<f64>> {
-    let n = sample("x", x, dim, 1)?;
+    let n = sample_rows("x", x, dim, 1)?;
     let mut mu = vec![0.0; dim];
     for row in x.chunks_exact(dim) {
         mu.iter_mut().zip(row).for_each(|(m, v)| *m += v);
@@ -52,7 +33,7 @@ pub fn sample_mean(x: &[f64], dim: usize) -> Result<Vec<f64>> {
 /// # Ok(()) }
 /// ```
 pub fn sample_cov(x: &[f64], dim: usize) -> Result<DMatrix<f64>> {
-    let n = sample("x", x, dim, 2)?;
+    let n = sample_rows("x", x, dim, 2)?;
     let mu = sample_mean(x, dim)?;
     let mut c = DMatrix::zeros(dim, dim);
     for row in x.chunks_exact(dim) {
@@ -79,7 +60,7 @@ pub fn sample_cov(x: &[f64], dim: usize) -> Result<DMatrix<f64>> {
 /// # Ok(()) }
 /// ```
 pub fn mean_error(x: &[f64], y: &[f64], dim: usize) -> Result<f64> {
-    sample("y", y, dim, 1)?;
+    sample_rows("y", y, dim, 1)?;
     let (mx, my) = (sample_mean(x, dim)?, sample_mean(y, dim)?);
     Ok(mx
         .iter()
@@ -102,6 +83,6 @@ pub fn mean_error(x: &[f64], y: &[f64], dim: usize) -> Result<f64> {
 /// # Ok(()) }
 /// ```
 pub fn cov_error(x: &[f64], y: &[f64], dim: usize) -> Result<f64> {
-    sample("y", y, dim, 2)?;
+    sample_rows("y", y, dim, 2)?;
     Ok((sample_cov(x, dim)? - sample_cov(y, dim)?).norm())
 }

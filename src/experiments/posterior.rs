@@ -57,6 +57,23 @@ impl PosteriorGrid {
                 "Figure 5.1 draws 2-d posteriors; use easy-2d, hard-2d, tempered-2d, circle or hard-gauss-2d",
             ));
         }
+        let model = experiment.model()?;
+        let starts = model.start_points(chains);
+        PosteriorGrid::for_model(&model, starts, resolution)
+    }
+
+    /// [`PosteriorGrid::new`] on an already built 2-d experiment model, with the given start
+    /// points (the grid covers them).
+    ///
+    /// # Errors
+    /// A model that is not 2-d, `resolution < 2`.
+    pub fn for_model(
+        model: &ExperimentModel,
+        starts: Vec<Vec<f64>>,
+        resolution: usize,
+    ) -> Result<Self> {
+        let experiment = model.experiment();
+        check::len("model dimension", model.dim(), 2)?;
         if resolution < 2 {
             return Err(Error::invalid(
                 "resolution",
@@ -64,8 +81,6 @@ impl PosteriorGrid {
                 "the grid needs at least 2 points per axis",
             ));
         }
-        let model = experiment.model()?;
-        let starts = model.start_points(chains);
         let mut points: Vec<Vec<f64>> = model.default_reference_sample().unwrap_or_else(|| {
             vec![vec![-4.5, -4.5], vec![4.5, 4.5]] // the circle's ring, radius ≈ 3
         });
@@ -73,7 +88,7 @@ impl PosteriorGrid {
         let (x, y) = (axis(&points, 0, resolution), axis(&points, 1, resolution));
         let exact = model.exact_posterior(); // once: it reduces the data to sufficient statistics
         let log_density =
-            |theta: &[f64]| -> Result<f64> { log_posterior(&model, exact.as_ref(), theta) };
+            |theta: &[f64]| -> Result<f64> { log_posterior(model, exact.as_ref(), theta) };
         let mut log_p = Vec::with_capacity(resolution);
         for &yi in &y {
             let row: Result<Vec<f64>> = x.iter().map(|&xj| log_density(&[xj, yi])).collect();
@@ -188,8 +203,7 @@ impl HmcTrajectory {
             kernel.step(&model, &mut state, &mut rng);
         }
         let path = kernel.trajectory(&model, &mut state, &mut rng);
-        let mut posterior = PosteriorGrid::new(Experiment::Circle, 0, resolution)?;
-        posterior.starts = vec![path[0].clone()];
+        let posterior = PosteriorGrid::for_model(&model, vec![path[0].clone()], resolution)?;
         Ok(HmcTrajectory {
             path,
             posterior,

@@ -12,10 +12,10 @@
 
 use rand_distr::{Distribution, StandardNormal};
 
-use super::batch::BatchSampler;
+use super::batch::SubsampledState;
 use super::kernel::{Kernel, StepInfo};
 use super::minibatch::check_batch;
-use super::proposal::{ProposalKind, RandomWalk};
+use super::proposal::ProposalKind;
 use super::vcorr::vcorr;
 use crate::error::{Result, check};
 use crate::models::Model;
@@ -34,14 +34,7 @@ pub struct DpBarkerKernel {
 }
 
 /// Per-chain state of DP Barker.
-#[derive(Clone, Debug)]
-pub struct DpBarkerState {
-    theta: Vec<f64>,
-    proposal_buf: Vec<f64>,
-    log_prior: f64,
-    batches: BatchSampler,
-    walk: RandomWalk,
-}
+pub type DpBarkerState = SubsampledState;
 
 impl DpBarkerKernel {
     /// Validate (batch ≥ 1, proposal sds > 0).
@@ -80,13 +73,14 @@ impl Kernel for DpBarkerKernel {
         theta0: &[f64],
         rng: &mut ChainRng,
     ) -> Result<Self::State> {
-        Ok(DpBarkerState {
-            theta: theta0.to_vec(),
-            proposal_buf: theta0.to_vec(),
-            log_prior: model.log_prior(theta0),
-            batches: BatchSampler::new(model.n_rows(), self.batch_size),
-            walk: RandomWalk::new(ProposalKind::Full, self.proposal_sd.clone(), rng)?,
-        })
+        SubsampledState::new(
+            model,
+            theta0,
+            self.batch_size,
+            ProposalKind::Full,
+            self.proposal_sd.clone(),
+            rng,
+        )
     }
 
     fn step<M: Model + ?Sized>(

@@ -3,8 +3,41 @@
 
 use rand::RngExt;
 
+use super::proposal::{ProposalKind, RandomWalk};
+use crate::error::Result;
 use crate::models::Model;
 use crate::rng::ChainRng;
+
+/// Per-chain state of the subsampled kernels (minibatch DP penalty, DP Barker): the position,
+/// a proposal buffer, `ln p(θ)`, the batch sampler and the random walk.
+#[derive(Clone, Debug)]
+pub struct SubsampledState {
+    pub(super) theta: Vec<f64>,
+    pub(super) proposal_buf: Vec<f64>,
+    pub(super) log_prior: f64,
+    pub(super) batches: BatchSampler,
+    pub(super) walk: RandomWalk,
+}
+
+impl SubsampledState {
+    /// The state at `theta0` for batches of `batch_size` rows (validated by the kernel).
+    pub(super) fn new<M: Model + ?Sized>(
+        model: &M,
+        theta0: &[f64],
+        batch_size: usize,
+        proposal: ProposalKind,
+        proposal_sd: Vec<f64>,
+        rng: &mut ChainRng,
+    ) -> Result<Self> {
+        Ok(SubsampledState {
+            theta: theta0.to_vec(),
+            proposal_buf: theta0.to_vec(),
+            log_prior: model.log_prior(theta0),
+            batches: BatchSampler::new(model.n_rows(), batch_size),
+            walk: RandomWalk::new(proposal, proposal_sd, rng)?,
+        })
+    }
+}
 
 /// Draws batches of distinct row indices without allocating after construction.
 #[derive(Clone, Debug)]

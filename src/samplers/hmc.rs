@@ -304,7 +304,7 @@ impl Kernel for HmcKernel {
             prior_grad: vec![0.0; d],
             log_prior: model.log_prior(theta0),
             cache: RowCache::new(model, theta0),
-            grads: GradBuffer::new(d),
+            grads: GradBuffer::new(model),
             pending_grad_clipped: 0,
             pending_grad_rows: 0,
         };

@@ -18,9 +18,9 @@
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
-use super::batch::BatchSampler;
+use super::batch::SubsampledState;
 use super::kernel::{Kernel, StepInfo, metropolis};
-use super::proposal::{ProposalKind, RandomWalk, distance};
+use super::proposal::{ProposalKind, distance};
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::noise::Lattice;
@@ -49,14 +49,7 @@ pub struct MinibatchPenaltyKernel {
 }
 
 /// Per-chain state of minibatch DP penalty.
-#[derive(Clone, Debug)]
-pub struct MinibatchPenaltyState {
-    theta: Vec<f64>,
-    proposal_buf: Vec<f64>,
-    log_prior: f64,
-    batches: BatchSampler,
-    walk: RandomWalk,
-}
+pub type MinibatchPenaltyState = SubsampledState;
 
 impl MinibatchPenaltyKernel {
     /// Validate (τ, clip bound, proposal sds > 0; batch ≥ 1).
@@ -135,13 +128,14 @@ impl Kernel for MinibatchPenaltyKernel {
         theta0: &[f64],
         rng: &mut ChainRng,
     ) -> Result<Self::State> {
-        Ok(MinibatchPenaltyState {
-            theta: theta0.to_vec(),
-            proposal_buf: theta0.to_vec(),
-            log_prior: model.log_prior(theta0),
-            batches: BatchSampler::new(model.n_rows(), self.batch_size),
-            walk: RandomWalk::new(self.proposal, self.proposal_sd.clone(), rng)?,
-        })
+        SubsampledState::new(
+            model,
+            theta0,
+            self.batch_size,
+            self.proposal,
+            self.proposal_sd.clone(),
+            rng,
+        )
     }
 
     fn step<M: Model + ?Sized>(

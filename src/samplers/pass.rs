@@ -146,11 +146,17 @@ pub struct GradBuffer {
 }
 
 impl GradBuffer {
-    /// Allocate once per chain.
-    pub fn new(dim: usize) -> Self {
+    /// Allocate once per chain (the row-major staging area only for models without column
+    /// gradients).
+    pub fn new<M: Model + ?Sized>(model: &M) -> Self {
+        let size = CHUNK * model.dim();
         GradBuffer {
-            cols: vec![0.0; CHUNK * dim],
-            rows: vec![0.0; CHUNK * dim],
+            cols: vec![0.0; size],
+            rows: if model.has_column_gradients() {
+                Vec::new()
+            } else {
+                vec![0.0; size]
+            },
             scale: vec![0.0; CHUNK],
         }
     }
@@ -355,7 +361,7 @@ mod tests {
                 ("rows", &RowsOnly(&model) as &dyn Model),
             ] {
                 let mut out = vec![f64::NAN; d];
-                let clipped = GradBuffer::new(d)
+                let clipped = GradBuffer::new(m)
                     .clipped_grad_sum(m, &theta, bound, &mut out)
                     .unwrap();
                 assert_eq!(clipped, want_clipped, "{path}, bound {bound}");
