@@ -33,9 +33,16 @@ impl Run {
         Ok(DataFrame::new_infer_height(cols)?)
     }
 
-    /// Per-step statistics: `chain`, `draw`, `accepted`, `log_alpha`, `clip_fraction`,
-    /// `grad_clip_fraction` (null without gradients), `batch_var` (null for full-data kernels),
-    /// `decision_changed`, `nonfinite`. Clip fractions are non-private diagnostics.
+    /// Per-step statistics: `chain`, `draw`, `accepted`, `log_alpha`, `nonfinite`, and the
+    /// diagnostics computed from the raw data, which are **not covered by the privacy
+    /// guarantee** and say so in their names (see docs/SECURITY.md):
+    /// `clip_fraction_nonprivate`, `grad_clip_fraction_nonprivate` (null without gradients),
+    /// `batch_var_nonprivate` (the exact scaled variance σ_b² of the step's batch; null for
+    /// full-data kernels) and `decision_changed_nonprivate` (whether the unclipped, exact sum
+    /// would have changed the accept decision).
+    ///
+    /// `accepted`, `log_alpha` and `nonfinite` are post-processing of the released noisy
+    /// statistic (and of public values), so the guarantee covers them.
     pub fn stats(&self) -> Result<DataFrame> {
         let (mut chain, mut draw, mut acc, mut la, mut cf, mut gcf, mut bv, mut dc, mut nf) = (
             vec![],
@@ -70,10 +77,10 @@ impl Run {
             Column::new("draw".into(), draw),
             Column::new("accepted".into(), acc),
             Column::new("log_alpha".into(), la),
-            Column::new("clip_fraction".into(), cf),
-            Column::new("grad_clip_fraction".into(), gcf),
-            Column::new("batch_var".into(), bv),
-            Column::new("decision_changed".into(), dc),
+            Column::new("clip_fraction_nonprivate".into(), cf),
+            Column::new("grad_clip_fraction_nonprivate".into(), gcf),
+            Column::new("batch_var_nonprivate".into(), bv),
+            Column::new("decision_changed_nonprivate".into(), dc),
             Column::new("nonfinite".into(), nf),
         ])?;
         Ok(df)
@@ -86,9 +93,12 @@ impl Run {
         crate::frame::diagnostics::summary(&self.draws()?)
     }
 
-    /// One row per chain: `chain`, `iterations`, `acceptance`, `clip_fraction`,
-    /// `grad_clip_fraction`, `rows_per_iteration`, `wall_seconds`, `rng` (`"seeded"`, reproducible
-    /// research runs, or `"secure"`, OS-keyed), `stopped_early`.
+    /// One row per chain: `chain`, `iterations`, `acceptance`, `clip_fraction_nonprivate`,
+    /// `grad_clip_fraction_nonprivate`, `rows_per_iteration`, `wall_seconds`, `rng`
+    /// (`"seeded"`, reproducible research runs, or `"secure"`, OS-keyed), `stopped_early`.
+    /// The clip fractions are computed from the raw data and are **not covered by the privacy
+    /// guarantee** (hence the suffix); the acceptance rate is post-processing of the released
+    /// accept decisions.
     pub fn chain_summary(&self) -> Result<DataFrame> {
         let n = self.chains.len();
         let df = DataFrame::new_infer_height(vec![
@@ -101,8 +111,11 @@ impl Run {
                     .collect::<Vec<_>>(),
             ),
             Column::new("acceptance".into(), self.acceptance()),
-            Column::new("clip_fraction".into(), self.clip_fraction()),
-            Column::new("grad_clip_fraction".into(), self.grad_clip_fraction()),
+            Column::new("clip_fraction_nonprivate".into(), self.clip_fraction()),
+            Column::new(
+                "grad_clip_fraction_nonprivate".into(),
+                self.grad_clip_fraction(),
+            ),
             Column::new(
                 "rows_per_iteration".into(),
                 self.chains

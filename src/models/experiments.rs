@@ -544,7 +544,8 @@ impl ExperimentModel {
         }
     }
 
-    /// Start point of chain `chain`: `centre + ν z`, `z ~ N(0, I)` from
+    /// Start point of chain `chain` (reproduction only, not private: see
+    /// [`start_points`](Self::start_points)): `centre + ν z`, `z ~ N(0, I)` from
     /// `chain_rng(START_SEED, chain)` (centre: the true θ; the circle: `(0, 1)`).
     ///
     /// ```
@@ -571,6 +572,11 @@ impl ExperimentModel {
     }
 
     /// Start points of chains `0 .. num_chains` (the reference sample is drawn once).
+    ///
+    /// **Reproduction only: not private.** These are the thesis' starts: centred on the true
+    /// θ, with a spread computed from the exact posterior of the data ([`start_spread`](Self::start_spread)).
+    /// A run started here leaks through its start points; for a DP release give public start
+    /// points (`.start(theta0)`, chosen without looking at the data).
     pub fn start_points(&self, num_chains: usize) -> Vec<Vec<f64>> {
         let spread = self.start_spread();
         (0..num_chains as u64)

@@ -24,6 +24,7 @@ pub fn run_chains<K: Kernel, M: Model + ?Sized>(
     settings: &RunSettings,
     iterations: usize,
 ) -> Result<Vec<ChainTrace>> {
+    check_tempering(model.tempering())?;
     kernel.validate(model)?;
     let starts = settings.start_points(model.dim())?;
     let bar = progress_bar(settings, iterations);
@@ -58,6 +59,22 @@ pub fn run_chains<K: Kernel, M: Model + ?Sized>(
         b.finish_and_clear();
     }
     results.into_iter().collect()
+}
+
+/// Every kernel scales the clipped sum and its noise by the model's tempering `T`; the
+/// privacy analysis (sensitivity `T·2B ≤ 2B`) needs `T ∈ (0, 1]` (a negative `T`, for one,
+/// would shrink the minibatch kernel's variance bound).
+fn check_tempering(t: f64) -> Result<()> {
+    if t > 0.0 && t <= 1.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "tempering",
+            t,
+            "must be in (0, 1]: the samplers' privacy analysis assumes a temperature T ≤ 1 \
+             (set the model's tempering to a value in (0, 1], or 1 for the untempered posterior)",
+        ))
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::kernel::{Kernel, StepInfo, metropolis};
 use super::pass::{GradBuffer, RowCache};
-use super::proposal::{ClipDistance, distance};
+use super::proposal::ClipDistance;
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::noise::Lattice;
@@ -173,6 +173,15 @@ impl HmcKernel {
 }
 
 impl HmcKernel {
+    /// Standard deviation of the ratio test's noise when the per-row ratios are clipped at
+    /// `bound` (`τ_l√n·2B`; 0 without privacy noise). The noise is calibrated to the very
+    /// bound the ratios are clipped at (sensitivity `2B` under substitution), whatever
+    /// [`ClipDistance`] scales it.
+    pub fn ratio_noise_sd(&self, n_rows: usize, bound: f64) -> f64 {
+        self.noise
+            .map_or(0.0, |nz| nz.tau_l * (n_rows as f64).sqrt() * 2.0 * bound)
+    }
+
     /// Draw the momentum and run the leapfrog from `s.theta` into `s.theta_new`/`s.p`, calling
     /// `visit` with every position (the start and each of the `L` steps). Returns the gradient
     /// rows clipped and evaluated (including a pending initial release of the re-use variant).
@@ -334,16 +343,7 @@ impl Kernel for HmcKernel {
             .cache
             .clipped_ratio_sum::<true, _>(model, &s.theta, &s.theta_new, bound);
         let t = model.tempering();
-        let noise_sd = match self.noise {
-            Some(nz) => {
-                nz.tau_l
-                    * (model.n_rows() as f64).sqrt()
-                    * 2.0
-                    * self.ratio_clip.unwrap_or(0.0)
-                    * distance(&s.theta, &s.theta_new)
-            }
-            None => 0.0,
-        };
+        let noise_sd = self.ratio_noise_sd(model.n_rows(), bound);
         let kinetic =
             |p: &[f64]| -> f64 { p.iter().zip(&self.mass).map(|(p, m)| 0.5 * p * p / m).sum() };
         let lp_new = model.log_prior(&s.theta_new);

@@ -6,8 +6,10 @@ use crate::rng::ChainRng;
 
 /// What one step of a kernel reports (one row of a run's `stats` table).
 ///
-/// Clip counts are computed from the raw data: they are diagnostics, **not** covered by any
-/// privacy guarantee.
+/// `accepted`, `log_alpha` and `nonfinite` are post-processing of the step's released noisy
+/// statistic. The clip counts (`clipped`, `grad_clipped`), `decision_changed` and
+/// `batch_var` are computed from the raw data: they are diagnostics, **not** covered by any
+/// privacy guarantee (the DataFrames of a run name them `*_nonprivate`; docs/SECURITY.md).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepInfo {
     /// The proposal was accepted.
@@ -15,19 +17,21 @@ pub struct StepInfo {
     /// Log of the acceptance test's threshold (`ln U < log_alpha` accepts; Barker: the noisy
     /// statistic compared with 0).
     pub log_alpha: f64,
-    /// Rows whose log-likelihood ratio was clipped.
+    /// Rows whose log-likelihood ratio was clipped (**not private**).
     pub clipped: u64,
     /// Rows evaluated for the ratio (n, or the batch size).
     pub rows: u64,
-    /// Per-row gradients clipped during the step (DP HMC).
+    /// Per-row gradients clipped during the step (DP HMC; **not private**).
     pub grad_clipped: u64,
     /// Per-row gradients evaluated during the step.
     pub grad_rows: u64,
-    /// Clipping changed the accept/reject decision (baselines with clipping, same `U`).
+    /// Clipping changed the accept/reject decision (the exact, unclipped sum with the same noise
+    /// and `U` would have decided otherwise). **Not private**: computed from the raw data.
     pub decision_changed: bool,
     /// The log acceptance ratio was not finite; the step was rejected.
     pub nonfinite: bool,
-    /// Scaled batch variance `σ_b²` (subsampled kernels; NaN otherwise).
+    /// Scaled batch variance `σ_b²` of the step's batch (subsampled kernels; NaN otherwise).
+    /// **Not private**: the exact variance of raw per-row terms.
     pub batch_var: f64,
 }
 

@@ -162,7 +162,9 @@ impl GradBuffer {
     }
 
     /// `out = Σ_j clip_{bound}(∇ℓ_j(θ))` over all rows (L2 clipping, `0 ↦ 0`); returns the
-    /// number of clipped rows. A bound of `+∞` clips nothing (and models with
+    /// number of clipped rows. With a finite bound, a row whose gradient has a NaN or
+    /// infinite component contributes zero (and counts as clipped), so one bad row cannot
+    /// turn the released sum into NaN: every row's contribution has norm ≤ `bound`. A bound of `+∞` clips nothing (and models with
     /// [`Model::has_gradient_sum`] then skip the pass).
     ///
     /// Each chunk's gradients are laid out column-major (written so by models with
@@ -210,7 +212,7 @@ impl GradBuffer {
 /// Add `Σ_k clip_{bound}(g_k)` to `out`, where row `k`'s gradient is `cols[i*len + k]`
 /// (`i < d`); `scale` (length `len`) is scratch. Returns the number of clipped rows.
 fn clip_sum_columns(
-    cols: &[f64],
+    cols: &mut [f64],
     len: usize,
     bound: f64,
     scale: &mut [f64],
@@ -230,17 +232,61 @@ fn clip_sum_columns(
     }
     let b2 = bound * bound;
     let mut clipped = 0u64;
+    let mut nonfinite = 0u64;
     for s in scale.iter_mut() {
-        // ‖g‖² > B²: scale by B/‖g‖ (a NaN norm is left alone).
+        // ‖g‖² > B²: scale by B/‖g‖. A NaN or infinite ‖g‖² is fixed up below.
         let over = *s > b2;
         clipped += u64::from(over);
+        nonfinite += u64::from(!s.is_finite());
         let f = bound / s.sqrt();
         *s = if over { f } else { 1.0 };
+    }
+    if nonfinite > 0 {
+        clipped = fix_nonfinite_rows(cols, len, bound, scale, clipped);
     }
     for (o, col) in out.iter_mut().zip(cols.chunks_exact(len)) {
         *o += lane_dot(Some(scale), col);
     }
     clipped as usize
+}
+
+/// The rare rows of a chunk whose squared gradient norm is not finite (checked after the fast
+/// sweep, so the hot path pays one comparison per row). A row with a NaN or infinite component
+/// contributes the zero vector: `B/∞ = 0` times `∞` would be NaN, and a NaN scale would turn
+/// the whole noisy gradient into NaN, a release that reveals the row. A row of finite
+/// components whose squared norm overflowed is clipped with its norm computed without
+/// overflow. Every row's contribution stays in the ball of radius `bound`, so the sensitivity
+/// the accountant assumes holds. Such rows count as clipped. Returns the corrected count.
+#[cold]
+#[inline(never)]
+fn fix_nonfinite_rows(
+    cols: &mut [f64],
+    len: usize,
+    bound: f64,
+    scale: &mut [f64],
+    mut clipped: u64,
+) -> u64 {
+    for k in 0..len {
+        let row = || cols.iter().skip(k).step_by(len);
+        let sq: f64 = row().map(|g| g * g).sum();
+        if sq.is_finite() {
+            continue;
+        }
+        // `over` counted an infinite ‖g‖² as clipped, and a NaN one not.
+        clipped += u64::from(sq.is_nan());
+        if row().all(|g| g.is_finite()) {
+            let big = row().fold(0.0_f64, |m, g| m.max(g.abs()));
+            let norm = big * row().map(|g| (g / big).powi(2)).sum::<f64>().sqrt();
+            scale[k] = if norm > bound { bound / norm } else { 1.0 };
+            clipped -= u64::from(norm <= bound);
+        } else {
+            scale[k] = 0.0;
+            for g in cols.iter_mut().skip(k).step_by(len) {
+                *g = 0.0;
+            }
+        }
+    }
+    clipped
 }
 
 /// `Σ_k w_k x_k` (or `Σ_k x_k` without weights) with four independent lanes, so the compiler
@@ -328,6 +374,36 @@ mod tests {
         let mut acc = ClippedSum::default();
         acc.add_chunk::<true>(&[1.0, 3.0, -4.0, 0.5, f64::NAN], 2.0);
         assert_eq!((acc.sum, acc.clipped), (1.0 + 2.0 - 2.0 + 0.5 - 2.0, 2));
+    }
+
+    /// A row with a NaN or infinite gradient component contributes zero, a row whose squared
+    /// norm overflows is clipped to norm `B` (before the fix: NaN scale 1, or `0·∞ = NaN`).
+    #[test]
+    fn nonfinite_gradient_rows_stay_bounded() {
+        let len = 6;
+        let bound = 2.0;
+        // Row-wise: (3,4) clipped to (1.2,1.6); (NaN,1); (∞,0); (1e300,1e300) → (√2,√2);
+        // (0.5,0) kept; (−∞,NaN).
+        let rows = [
+            [3.0, 4.0],
+            [f64::NAN, 1.0],
+            [f64::INFINITY, 0.0],
+            [1e300, 1e300],
+            [0.5, 0.0],
+            [f64::NEG_INFINITY, f64::NAN],
+        ];
+        let mut cols = vec![0.0; 2 * len];
+        for (k, r) in rows.iter().enumerate() {
+            cols[k] = r[0];
+            cols[len + k] = r[1];
+        }
+        let mut scale = vec![0.0; len];
+        let mut out = vec![0.0; 2];
+        let clipped = clip_sum_columns(&mut cols, len, bound, &mut scale, &mut out);
+        let h = std::f64::consts::SQRT_2;
+        assert_eq!(clipped, 5);
+        assert!((out[0] - (1.2 + h + 0.5)).abs() < 1e-12, "{out:?}");
+        assert!((out[1] - (1.6 + h)).abs() < 1e-12, "{out:?}");
     }
 
     /// The chunked, vectorised clipped gradient sum equals clipping row by row, on both the

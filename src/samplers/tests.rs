@@ -328,7 +328,13 @@ fn run_frames_have_the_documented_columns() {
     assert_eq!(names, ["chain", "draw", "theta_0", "theta_1"]);
     let stats = run.stats().unwrap();
     assert_eq!(stats.height(), 50);
-    assert!(stats.column("grad_clip_fraction").unwrap().null_count() == 50);
+    assert!(
+        stats
+            .column("grad_clip_fraction_nonprivate")
+            .unwrap()
+            .null_count()
+            == 50
+    );
     let summary = run.chain_summary().unwrap();
     assert_eq!(summary.height(), 2);
 }

@@ -134,27 +134,19 @@ pub(super) fn composed_density(grid: &Grid, parts: &[Part<'_>]) -> Result<Vec<f6
 /// δ'(ε) = −dx Σ_{j>j0} e^{ε−x_j} c_j, stopping when |δ − δ_target| ≤ `tol`. Real arithmetic
 /// (FA keeps round-off imaginary parts, which can keep its loop from stopping).
 pub(super) fn newton_epsilon(grid: &Grid, c: &[f64], target_delta: f64, tol: f64) -> Result<f64> {
-    let (nx, l, dx) = (grid.nx, grid.l, grid.dx);
+    let l = grid.l;
     let mut eps = 0.0_f64;
     for _ in 0..MAX_NEWTON_ITERATIONS {
-        let first = (grid.start_index(eps) + 1).clamp(0, nx as i64) as usize;
-        let (mut sum, mut dsum) = (0.0, 0.0);
-        for (j, &cj) in c.iter().enumerate().skip(first) {
-            let e = (eps - grid.x(j)).exp();
-            sum += (1.0 - e) * cj;
-            dsum -= e * cj;
-        }
-        let (d, dd) = (sum * dx, dsum * dx);
-        if !d.is_finite() || !dd.is_finite() {
-            return Err(Error::Numerical {
-                what: "Fourier accountant epsilon",
-                reason: "delta reached a NaN/infinite value; sigma is probably too small, \
-                         increase sigma"
-                    .into(),
-            });
-        }
+        let (d, dd) = delta_and_slope(grid, c, eps)?;
         if (d - target_delta).abs() <= tol {
-            return Ok(eps.max(0.0));
+            // A negative root is reported as 0, where δ(0) is below the target.
+            let (eps, d, dd) = if eps < 0.0 {
+                let (d0, dd0) = delta_and_slope(grid, c, 0.0)?;
+                (0.0, d0, dd0)
+            } else {
+                (eps, d, dd)
+            };
+            return round_up_epsilon(grid, c, target_delta, eps, d, dd);
         }
         if dd == 0.0 {
             return Err(out_of_window(l));
@@ -172,6 +164,60 @@ pub(super) fn newton_epsilon(grid: &Grid, c: &[f64], target_delta: f64, tol: f64
              target_delta or increase nx"
         ),
     })
+}
+
+/// δ(ε) of the composed density `c` on the grid, and its derivative in ε.
+fn delta_and_slope(grid: &Grid, c: &[f64], eps: f64) -> Result<(f64, f64)> {
+    let first = (grid.start_index(eps) + 1).clamp(0, grid.nx as i64) as usize;
+    let (mut sum, mut dsum) = (0.0, 0.0);
+    for (j, &cj) in c.iter().enumerate().skip(first) {
+        let e = (eps - grid.x(j)).exp();
+        sum += (1.0 - e) * cj;
+        dsum -= e * cj;
+    }
+    let (d, dd) = (sum * grid.dx, dsum * grid.dx);
+    if !d.is_finite() || !dd.is_finite() {
+        return Err(Error::Numerical {
+            what: "Fourier accountant epsilon",
+            reason: "delta reached a NaN/infinite value; sigma is probably too small, \
+                     increase sigma"
+                .into(),
+        });
+    }
+    Ok((d, dd))
+}
+
+/// Pessimistic rounding of Newton's ε: Newton approaches the root of the convex, decreasing
+/// δ(ε) from below, so its ε can have δ(ε) slightly above the target. Step ε up (each step
+/// twice the last Newton correction) until δ(ε) ≤ target on the same grid sum, so the ε
+/// returned is one whose δ is checked to be within the target.
+fn round_up_epsilon(
+    grid: &Grid,
+    c: &[f64],
+    target_delta: f64,
+    mut eps: f64,
+    mut d: f64,
+    dd: f64,
+) -> Result<f64> {
+    let mut step = if dd < 0.0 {
+        (d - target_delta) / -dd
+    } else {
+        0.0
+    }
+    .max(eps.abs() * 1e-12)
+    .max(1e-15);
+    for _ in 0..MAX_NEWTON_ITERATIONS {
+        if d <= target_delta {
+            return Ok(eps);
+        }
+        eps += step;
+        step *= 2.0;
+        if eps > grid.l {
+            return Err(out_of_window(grid.l));
+        }
+        d = delta_and_slope(grid, c, eps)?.0;
+    }
+    Err(out_of_window(grid.l))
 }
 
 fn out_of_window(l: f64) -> Error {

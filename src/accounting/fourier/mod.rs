@@ -310,9 +310,10 @@ impl FourierAccountant {
     /// |δ(ε) − `delta`| ≤ 1e-10 (S) / 1e-13 (R), as the library does, but also within 1e-4
     /// relative (FA's absolute rule is 10 % of δ at δ = 1e-9), with at most 200 iterations
     /// (an error instead of spinning forever), in real arithmetic, and a negative root reported
-    /// as 0. δ(ε) is convex and decreasing, so Newton from 0 approaches the root from below
-    /// (up to the kinks of the grid sum): the returned ε can be smaller than the exact root by
-    /// about |δ − δ_t|/|δ'(ε)| (≤ 1e-4 relative in δ).
+    /// as 0. δ(ε) is convex and decreasing, so Newton from 0 approaches the root from below;
+    /// the ε found is then rounded up, pessimistically, until this accountant's own
+    /// [`delta`](Self::delta) at it is at most `delta` (checked), unlike the library, whose ε
+    /// can be below the root by about |δ − δ_t|/|δ'(ε)|.
     ///
     /// Errors: `delta` not in (0, 1), invalid parts, ε leaving [−L, L] (increase the window),
     /// no convergence.
@@ -328,12 +329,30 @@ impl FourierAccountant {
             })
             .collect();
         let c = compose::composed_density(&grid, &parts)?;
-        compose::newton_epsilon(
+        let mut eps = compose::newton_epsilon(
             &grid,
             &c,
             delta,
             compose::newton_tolerance(self.relation, delta),
-        )
+        )?;
+        // Checked with the accountant's own δ(ε) (`delta`): step ε up until it is within
+        // the target, so the answer is never optimistic.
+        let mut step = (eps * 1e-9).max(1e-12);
+        for _ in 0..64 {
+            if compose::delta(&grid, eps, &parts)? <= delta {
+                return Ok(eps);
+            }
+            eps += step;
+            step *= 2.0;
+            pld::check_epsilon(eps, self.l)?;
+        }
+        Err(Error::Numerical {
+            what: "Fourier accountant epsilon",
+            reason: format!(
+                "no epsilon with delta(epsilon) <= {delta:e} found above the Newton root; \
+                 increase nx"
+            ),
+        })
     }
 
     /// Validates `parts` and merges parts with equal (σ, q).
