@@ -5,8 +5,8 @@
 
 Reads `comparison-medians.csv`, `clipping-medians.csv` and `baseline.csv` written by
 `dp-mcmc reproduce all` and prints the tables of docs/REPRODUCTION.md. The thesis' values are
-the medians read off its figures (spec §10.5, ±0.03); they are targets for a statistical
-comparison, not exact values. Standard library only.
+the medians read off its figures (docs/THESIS-NOTES.md §17, ±0.03); they are targets for a
+statistical comparison, not exact values. Standard library only.
 """
 
 import csv

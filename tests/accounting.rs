@@ -1,5 +1,6 @@
-//! Integration tests of the accountants against ../shared/ref (reference vectors with their own
-//! tolerances), thesis iteration counts, invariants, error messages and the CLI.
+//! Integration tests of the accountants against `tests/data/` (reference vectors with their own
+//! tolerances; provenance in `tests/data/README.md`), thesis iteration counts, invariants, error
+//! messages and the CLI.
 #![allow(clippy::excessive_precision)] // reference literals keep their source's digits
 
 use dp_mcmc::accounting::{
@@ -12,11 +13,11 @@ use std::process::Command;
 
 const VECTORS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/ref/accounting/accounting_vectors.csv"
+    "/tests/data/accounting/accounting_vectors.csv"
 );
 const THESIS_ITERS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/ref/thesis/iterations_per_experiment.csv"
+    "/tests/data/thesis/iterations_per_experiment.csv"
 );
 
 /// Minimal RFC-4180 CSV reader (quoted fields may contain commas and doubled quotes).
@@ -133,7 +134,7 @@ fn rows(family: &str) -> Vec<HashMap<String, String>> {
 
 #[test]
 fn gauss_pld_rows() {
-    // ref/accounting/accounting_vectors.csv, family gauss_pld (mpmath 60 digits)
+    // tests/data/accounting/accounting_vectors.csv, family gauss_pld (mpmath 60 digits)
     for row in rows("gauss_pld") {
         assert_eq!(row["quantity"], "delta", "{}", row["case_id"]);
         check_row(&row, pld_delta(mu_of(&row), f(&row, "eps")).unwrap());
@@ -342,7 +343,7 @@ fn max_iterations_rows() {
     }
 }
 
-/// Tuned parameters per experiment (spec §6.3, from the thesis' `code/params`).
+/// Tuned parameters per experiment (THESIS-NOTES §11, from the thesis' `code/params`).
 fn penalty_tau(exp: &str, alg: &str) -> f64 {
     match (exp, alg) {
         ("easy-2d" | "easy-10d", _) => 0.1,
@@ -389,7 +390,7 @@ fn hmc(exp: &str) -> (f64, f64, u32) {
 
 #[test]
 fn thesis_iterations_per_experiment() {
-    // ref/thesis/iterations_per_experiment.csv: the thesis' own Python accounting functions
+    // tests/data/thesis/iterations_per_experiment.csv: the thesis' own Python accounting functions
     // (and fourier-accountant 0.12.11); must match exactly. `rdp` rows are the thesis code's
     // Theorem 8 (thesis-compatible mode).
     let all = read_csv(THESIS_ITERS);
@@ -462,7 +463,7 @@ fn thesis_iterations_per_experiment() {
 
 #[test]
 fn corrected_minibatch_rdp_spec_values() {
-    // spec §3.5.2 (recomputation with the sum to j = α; δ = 1e-6, n = 1e5, b = 1000, ε = 1..6)
+    // THESIS-NOTES §6 (recomputation with the sum to j = α; δ = 1e-6, n = 1e5, b = 1000, ε = 1..6)
     let cases: [(f64, [u64; 6]); 3] = [
         (0.7, [0, 0, 52, 272, 583, 961]),
         (1.5, [0, 285, 696, 1237, 1907, 2705]),
@@ -482,7 +483,8 @@ fn corrected_minibatch_rdp_spec_values() {
 
 #[test]
 fn spec_10_3_floats() {
-    // spec §10.3: thesis code penalty_adp_delta / hmc adp_delta (closed form, ~1e-12 relative)
+    // THESIS-NOTES §16: thesis code penalty_adp_delta / hmc adp_delta (closed form, ~1e-12
+    // relative)
     let pen =
         |k: f64, eps: f64, tau: f64, n: f64| pld_delta(k / (2.0 * tau * tau * n), eps).unwrap();
     let cases = [
@@ -669,7 +671,7 @@ fn cli_iterations() {
         a.extend_from_slice(extra);
         cli(&a)
     };
-    // spec §10.2 / ref/thesis/iterations_per_experiment.csv (easy-2d, ε = 1)
+    // tests/data/thesis/iterations_per_experiment.csv (easy-2d, ε = 1)
     let (c, v, _) = run(&[
         "--algorithm",
         "dp-penalty",
@@ -717,7 +719,7 @@ fn cli_iterations() {
     rdp.extend(["--accountant", "rdp", "--thesis-compatible"]);
     assert_eq!(run(&rdp).1["iterations"], 64); // tempered-2d mdppa rdp ε=1 (thesis code)
     rdp.pop();
-    assert_eq!(run(&rdp).1["iterations"], 60); // corrected (spec §3.5.2)
+    assert_eq!(run(&rdp).1["iterations"], 60); // corrected (THESIS-NOTES §6)
     let mut fa = mb.to_vec();
     fa.extend(["--accountant", "fourier"]);
     let (c, v, _) = run(&fa);
@@ -849,7 +851,7 @@ fn cli_delta_epsilon() {
         (v["epsilon"].as_f64().unwrap() - 6.712756664482653).abs() < 1e-8,
         "{v}"
     );
-    // spec §10.4: get_delta_R(ε=1, σ=2, q=0.01, 1e4) = 0.010224911209191894;
+    // FA 0.12.11's test suite: get_delta_R(ε=1, σ=2, q=0.01, 1e4) = 0.010224911209191894;
     // get_delta_S(same) = 0.1282093857106282
     for (acc, sampling, want) in [
         ("fourier", "poisson", 0.010224911209191894),

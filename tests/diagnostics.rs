@@ -1,4 +1,4 @@
-//! Diagnostics against the ArviZ / numpy references in `../shared/ref/diagnostics/`, the
+//! Diagnostics against the ArviZ / numpy references in `tests/data/diagnostics/`, the
 //! DataFrame summary, and the `diagnose` / `mmd` CLI subcommands.
 
 use std::collections::BTreeMap;
@@ -10,7 +10,7 @@ use dp_mcmc::polars::prelude::*;
 use dp_mcmc::diagnostics as dg;
 use serde_json::Value;
 
-const REF_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/ref/diagnostics");
+const REF_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/diagnostics");
 
 fn refs() -> Value {
     let text = std::fs::read_to_string(format!("{REF_DIR}/refs.json")).expect("refs.json present");

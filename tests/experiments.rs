@@ -81,7 +81,7 @@ fn results_do_not_depend_on_the_thread_count() {
     assert_eq!(a, b);
     // The metrics were recorded (k = 56 ≥ 2 for DP penalty: MMD defined).
     let dpps = a.iter().find(|r| r.algorithm == "dp-penalty").unwrap();
-    assert_eq!(dpps.iterations, 56); // spec §10.2, easy-2d dpps ε = 1
+    assert_eq!(dpps.iterations, 56); // easy-2d dpps ε = 1 (tests/data/thesis)
     assert!(dpps.mmd.unwrap() > 0.0 && dpps.acceptance.is_some());
     // A different grid seed changes the chains.
     let other = temp_csv("other.csv");
@@ -123,7 +123,7 @@ fn a_rerun_skips_finished_tasks_and_redoes_missing_ones() {
     for id in removed {
         assert!(rows.iter().any(|r| r.task == id), "{id} was redone");
     }
-    // Baseline MMDs are small (posterior vs posterior; thesis ≈ 0.015–0.025, spec §10.5;
+    // Baseline MMDs are small (posterior vs posterior; thesis ≈ 0.015–0.025, THESIS-NOTES §17;
     // 0.06 leaves room for seed-to-seed spread of a 1000-vs-1000 estimate).
     assert!(rows.iter().all(|r| r.mmd.unwrap() < 0.06), "{rows:?}");
 }
@@ -190,7 +190,7 @@ fn quick_grids_run_and_make_the_figures() {
     let clip_rows = read_results(&pk).unwrap();
     let clip = results_frame(&clip_rows).unwrap();
     assert_eq!(medians_frame(&rows).unwrap().height(), comparison.len());
-    // Clipping at 0.5 clips a sizeable fraction, at 1000 nothing (spec §10.5: up to ≈ 0.45).
+    // Clipping at 0.5 clips a sizeable fraction, at 1000 nothing (THESIS-NOTES §17: up to ≈ 0.45).
     let frac = |b: f64| {
         clip_rows
             .iter()

@@ -9,11 +9,11 @@ use serde_json::Value;
 
 const REFS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/ref/diagnostics/refs.json"
+    "/tests/data/diagnostics/refs.json"
 );
 
 fn refs() -> Value {
-    let text = std::fs::read_to_string(REFS).expect("shared/ref/diagnostics/refs.json is present");
+    let text = std::fs::read_to_string(REFS).expect("tests/data/diagnostics/refs.json is present");
     serde_json::from_str(&text).expect("refs.json is valid JSON")
 }
 
@@ -423,7 +423,7 @@ fn check_moments(what: &str, draws: &[Vec<f64>], mean: &[f64], var: &[f64]) {
 
 #[test]
 fn banana_posterior_sampler_matches_closed_form() {
-    // Worked example of shared/ref/diagnostics/README.md §4 (strongly curved: corr −0.71).
+    // Worked example of tests/data/diagnostics/README.md §4 (strongly curved: corr −0.71).
     let p = BananaParams::thesis(2, 20.0);
     let post = BananaPosterior::from_sufficient(&p, &[0.1, 3.2], 1000).unwrap();
     let draws = post.sample(200_000, &mut chain_rng(1, 0));
@@ -481,7 +481,7 @@ fn gaussian_posterior_sampler_matches_closed_form() {
     );
 }
 
-/// Spec §10.3 (from the original Python functions): s_i = (T n τ_i + τ₀)^{-1/2}, data
+/// Thesis code (THESIS-NOTES §16): s_i = (T n τ_i + τ₀)^{-1/2}, data
 /// independent. Exact to 1e-12 relative.
 #[test]
 fn banana_posterior_stds_match_spec_10_3() {
@@ -535,7 +535,7 @@ fn banana_posterior_stds_match_spec_10_3() {
     }
 }
 
-/// Spec §10.3: correlated Gauss, Σ₀ = 100 I, n = 2e5: posterior covariance and
+/// Thesis code (THESIS-NOTES §16): correlated Gauss, Σ₀ = 100 I, n = 2e5: posterior covariance and
 /// S = Σ₀(Σ₀ + Σ/n)⁻¹ (the posterior mean is S x̄, so x̄ = e₁ gives S's first column).
 #[test]
 fn correlated_gauss_closed_form_matches_spec_10_3() {
@@ -561,7 +561,7 @@ fn correlated_gauss_closed_form_matches_spec_10_3() {
     );
 }
 
-/// shared/ref/diagnostics/refs.json → gauss_model (mpmath, 60 digits). The README reports a
+/// tests/data/diagnostics/refs.json → gauss_model (mpmath, 60 digits). Its README reports a
 /// naive float64 formula within 2.2e-13 absolute (mean) and 5.8e-14 relative (cov); the
 /// formula S = σ₀²(σ₀² I + Σ/n)⁻¹ used here measures ≤ 4.5e-16 absolute and ≤ 2e-16 relative,
 /// so we test at 1e-13.
@@ -644,7 +644,7 @@ fn check_banana_ref(what: &str, post: &BananaPosterior, v: &Value, tol: f64) {
     assert_rel(&format!("{what} cov12"), &[post.cov12()], &[c12], tol);
 }
 
-/// shared/ref/diagnostics/refs.json → banana (Theorem 13 closed forms from the stored x̄).
+/// tests/data/diagnostics/refs.json → banana (Theorem 13 closed forms from the stored x̄).
 /// Tolerance 1e-13 relative, as the README suggests for the posterior formulas (measured:
 /// ≤ 2.2e-16 relative for μ, s², E θ, Var θ, Cov; ≤ 4.6e-14 absolute for log densities ~10).
 #[test]
@@ -729,7 +729,7 @@ fn experiment_keys_and_table_5_1() {
     for k in keys {
         assert!(err.contains(k), "error lists {k}: {err}");
     }
-    // Table 5.1 (spec §6.1): d, n, n0, a, σ0².
+    // Table 5.1 (THESIS-NOTES §10): d, n, n0, a, σ0².
     let table = [
         (2, 100_000, None, 20.0, Some(1000.0)),
         (10, 200_000, None, 20.0, Some(1000.0)),

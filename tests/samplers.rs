@@ -1,5 +1,5 @@
 //! Sampler integration tests: the `sample` CLI, and statistical sanity on the thesis experiments at ε = 4 (seeded, few chains): the samplers
-//! reach MMDs inside the spread of the thesis' Figure 6.3 boxes (spec §10.5 reads the medians
+//! reach MMDs inside the spread of the thesis' Figure 6.3 boxes (THESIS-NOTES §17: medians read
 //! off the figure: easy-2d DP penalty 0.37 → 0.12 and DP HMC 0.48 → 0.17 over ε = 1 → 6;
 //! tempered-2d minibatch 0.51 → 0.32, DP Barker 0.40 → 0.22) and the clip fractions the
 //! thesis reports (full-data algorithms < 0.1; DP Barker ≈ 0.72 on tempered-2d).
@@ -111,7 +111,7 @@ fn cli_sample_prints_the_thesis_metrics() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    // spec §10.2: easy-2d dppa at ε = 1 gets 56 iterations (Theorem 6).
+    // easy-2d dppa at ε = 1 gets 56 iterations (Theorem 6; tests/data/thesis).
     assert_eq!(v["iterations"], serde_json::json!([56, 56]));
     for key in [
         "acceptance",

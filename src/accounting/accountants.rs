@@ -43,7 +43,7 @@ impl Zcdp {
     /// use dp_mcmc::accounting::{Accountant, PrivacyEvent, Zcdp};
     /// let mut acc = Zcdp::new();
     /// acc.compose(&PrivacyEvent::gaussian(10.0).repeat(100))?;
-    /// // ref/accounting gauss_zcdp_02 (mpmath): 5.2985259121880812
+    /// // tests/data/accounting case gauss_zcdp_02 (mpmath): 5.2985259121880812
     /// assert!((acc.epsilon(1e-5)? - 5.2985259121880812).abs() < 1e-12);
     /// assert!(acc.epsilon(0.0).is_err());
     /// # Ok::<(), dp_mcmc::Error>(())
@@ -130,7 +130,7 @@ impl Rdp {
     /// use dp_mcmc::accounting::{Accountant, PrivacyEvent, Rdp};
     /// let mut acc = Rdp::new();
     /// acc.compose(&PrivacyEvent::gaussian(10.0).repeat(100))?;
-    /// // ref/accounting gauss_rdp_opt_02 (mpmath): 5.3025850929940457 at α = 6
+    /// // tests/data/accounting case gauss_rdp_opt_02 (mpmath): 5.3025850929940457 at α = 6
     /// let (eps, order) = acc.epsilon_and_order(1e-5)?;
     /// assert!((eps - 5.3025850929940457).abs() < 1e-12);
     /// assert_eq!(order, 6.0);
@@ -240,7 +240,7 @@ impl Rdp {
     /// use dp_mcmc::accounting::{wor_subsampled_gaussian_rdp, Accountant, Rdp, WorBound};
     /// let mut acc = Rdp::new();
     /// acc.compose_curve(|a| wor_subsampled_gaussian_rdp(0.01, 0.7f64.sqrt(), a as u32, WorBound::Theorem9), 1000)?;
-    /// // ref/accounting sub_rdp_wor_eps_01 (mpmath): 6.101430652196883 at α = 5
+    /// // tests/data/accounting case sub_rdp_wor_eps_01 (mpmath): 6.101430652196883 at α = 5
     /// assert!((acc.epsilon(1e-6)? - 6.101430652196883).abs() < 1e-9);
     /// assert!(acc.compose_curve(|_| Ok(f64::NAN), 1).is_err());
     /// # Ok::<(), dp_mcmc::Error>(())
@@ -356,7 +356,7 @@ impl Pld {
     /// use dp_mcmc::accounting::{Accountant, PrivacyEvent, Pld};
     /// let mut acc = Pld::new();
     /// acc.compose(&PrivacyEvent::gaussian(1.0))?;
-    /// // ref/accounting gauss_pld_04 (mpmath 60 digits): 9.8127058268469559e-23
+    /// // tests/data/accounting case gauss_pld_04 (mpmath 60 digits): 9.8127058268469559e-23
     /// assert!((acc.delta(10.0)? / 9.8127058268469559e-23 - 1.0).abs() < 1e-9);
     /// assert!(acc.delta(f64::NAN).is_err());
     /// # Ok::<(), dp_mcmc::Error>(())

@@ -1,5 +1,5 @@
 //! Algorithm 2 of the thesis: the largest number of iterations k with accountant(k) below a
-//! target, by doubling and bisection on the reals (spec §3.4).
+//! target, by doubling and bisection on the reals (THESIS-NOTES §5).
 
 use crate::error::{Error, Result};
 

@@ -1,4 +1,4 @@
-//! DP Barker accounting (thesis Theorem 7; `exact_rdp.py` of the thesis code, spec §3.6.3).
+//! DP Barker accounting (thesis Theorem 7; `exact_rdp.py` of the thesis code, THESIS-NOTES §8).
 //!
 //! The per-step RDP of the Barker test with the Gaussian-plus-correction noise is bounded by
 //! `rd_approx`, `ε′(α) = 5/(2b) + ln(2b/(b−5α))/(2(α−1)) + 2α/(b−5α)` (valid for `5α < b`), then
@@ -19,7 +19,7 @@ use crate::error::{Error, Result, check};
 /// # Examples
 /// ```
 /// use dp_mcmc::accounting::barker_rd_approx;
-/// // spec §10.3 (thesis code rd_approx): α = 10, b = 1300 → 0.05861018212936729
+/// // thesis code rd_approx (THESIS-NOTES §16): α = 10, b = 1300 → 0.05861018212936729
 /// assert!((barker_rd_approx(10.0, 1300)? - 0.05861018212936729).abs() < 1e-15);
 /// assert!(barker_rd_approx(300.0, 1300).is_err());
 /// # Ok::<(), dp_mcmc::Error>(())
@@ -63,7 +63,7 @@ impl BarkerRdp {
     /// ```
     /// use dp_mcmc::accounting::BarkerRdp;
     /// let acc = BarkerRdp::new(1300, 100_000)?;
-    /// // spec §10.3 (thesis code): 106 iterations, δ = 1e-6 → ε = 0.9971899091727385
+    /// // thesis code (THESIS-NOTES §16): 106 iterations, δ = 1e-6 → ε = 0.9971899091727385
     /// assert!((acc.epsilon(106.0, 1e-6)?.0 - 0.9971899091727385).abs() < 1e-12);
     /// assert!(BarkerRdp::new(2000, 1000).is_err());
     /// # Ok::<(), dp_mcmc::Error>(())
@@ -93,7 +93,7 @@ impl BarkerRdp {
         for alpha in 3..a_max as u32 {
             let a = f64::from(alpha);
             if (a - 1.0) * rd_approx(a, b) > ln_max {
-                break; // the thesis code's overflow break (spec §3.6.3)
+                break; // the thesis code's overflow break (THESIS-NOTES §8)
             }
             let e = wbk_thm9(q, alpha, alpha, |j| rd_approx(j, b));
             if !e.is_finite() {
@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn rd_approx_spec_values() {
-        // spec §10.3 (thesis code rd_approx, b = 1300)
+        // thesis code rd_approx, b = 1300 (THESIS-NOTES §16)
         for (a, want) in [
             (2.0, 0.3554584654438032),
             (3.0, 0.18278051929352934),
@@ -170,7 +170,7 @@ mod tests {
 
     #[test]
     fn break_point() {
-        // spec §3.6.3: the scan stops before α = 231 (b = 1300) and α = 421 (b = 2600)
+        // THESIS-NOTES §8: the scan stops before α = 231 (b = 1300) and α = 421 (b = 2600)
         let a = BarkerRdp::new(1300, 100_000).unwrap();
         assert_eq!(*a.per_step().0.last().unwrap(), 230.0);
         let a = BarkerRdp::new(2600, 200_000).unwrap();
@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn epsilon_spec_values() {
-        // spec §10.3 (thesis code barker_rdp_epsilon, δ = 0.1/n)
+        // thesis code barker_rdp_epsilon, δ = 0.1/n (THESIS-NOTES §16)
         let a = BarkerRdp::new(1300, 100_000).unwrap();
         for (k, want) in [
             (106.0, 0.9971899091727385),
@@ -193,7 +193,7 @@ mod tests {
         let a = BarkerRdp::new(2600, 200_000).unwrap();
         let got = a.epsilon(1632.0, 5e-7).unwrap().0;
         assert!(((got - 3.999040120313672) / got).abs() < 1e-12, "{got}");
-        // spec §3.6.3: k = 1 with the break gives 0.076554
+        // THESIS-NOTES §8: k = 1 with the break gives 0.076554
         let a = BarkerRdp::new(1300, 100_000).unwrap();
         assert!((a.epsilon(1.0, 1e-6).unwrap().0 - 0.076554).abs() < 5e-6);
     }

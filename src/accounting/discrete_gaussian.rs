@@ -261,8 +261,8 @@ mod tests {
 
     #[test]
     fn easy_2d_iteration_counts() {
-        // DP penalty, τ = 0.1, n = 1e5, ε = 4, δ = 0.1/n: thesis Theorem 5 gives 507 (spec
-        // §10.3), the Gaussian PLD 702; zCDP with the CKS20 conversion lies between.
+        // DP penalty, τ = 0.1, n = 1e5, ε = 4, δ = 0.1/n: thesis Theorem 5 gives 507
+        // (THESIS-NOTES §4), the Gaussian PLD 702; zCDP with the CKS20 conversion lies between.
         let rho = 1.0 / (2.0 * 0.01 * 1e5);
         let k = zcdp_max_iterations(rho, 0.0, 1, 4.0, 1e-6).unwrap();
         assert_eq!(k, 622);

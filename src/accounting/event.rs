@@ -10,7 +10,7 @@
 //!   substitute (replace-one) relation; the inner noise multiplier is std ÷ the statistic's
 //!   *substitute* sensitivity c (the thesis' c of Theorem 8). The Fourier accountant evaluates
 //!   its substitute pair `(1−q)N(0,σ²)+qN(±1,σ²)` with σ = that multiplier, i.e. it treats c as
-//!   the per-record bound (pair at ±c): conservative, exactly the thesis' call (spec §3.5.1).
+//!   the per-record bound (pair at ±c): conservative, exactly the thesis' call (THESIS-NOTES §7).
 //!   RDP uses WBK19 Theorem 9 with c directly.
 
 use serde::{Deserialize, Serialize};

@@ -13,10 +13,10 @@ use crate::error::{Error, Result, check};
 /// Supports `PoissonSampled{q, Gaussian}` (add/remove relation; FA `get_delta_R`) and
 /// `SampledWithoutReplacement{n, b, Gaussian}` (substitute relation, q = b/n; FA `get_delta_S`
 /// with σ = the event's noise multiplier, i.e. the statistic's substitute sensitivity used as
-/// the pair's per-record bound: conservative, the thesis' call, spec §3.5.1), plus `NoOp`,
+/// the pair's per-record bound: conservative, the thesis' call, THESIS-NOTES §7), plus `NoOp`,
 /// `Composed`, `SelfComposed`. All events of one accountant must share one relation. Bare
 /// `Gaussian` events are rejected (use [`Pld`](super::Pld)). Grid: nx = 1e6, L = 20 (the
-/// thesis' defaults); FA's discretisation error is not bounded rigorously (spec §9).
+/// thesis' defaults); FA's discretisation error is not bounded rigorously (THESIS-NOTES §9).
 #[derive(Clone, Debug)]
 pub struct Fourier {
     nx: usize,
@@ -44,7 +44,7 @@ impl Fourier {
     /// use dp_mcmc::accounting::{Accountant, Fourier, PrivacyEvent};
     /// let mut acc = Fourier::new().nx(200_000);
     /// acc.compose(&PrivacyEvent::gaussian(2.0).poisson(0.01).repeat(10_000))?;
-    /// // spec §10.4 (fourier-accountant test-suite, get_delta_R): 0.0102249...
+    /// // fourier-accountant 0.12.11 test suite, get_delta_R: 0.0102249...
     /// assert!((acc.delta(1.0)? - 0.010224911209191894).abs() < 1e-6);
     /// // a bare Gaussian is not a subsampled event: rejected
     /// assert!(acc.compose(&PrivacyEvent::gaussian(1.0)).is_err());
@@ -172,9 +172,9 @@ impl Accountant for Fourier {
     }
 }
 
-/// Minibatch DP penalty with the Fourier accountant exactly as the thesis calls it (spec
-/// §3.5.1): Algorithm 2 (low 0, high 1024) on `get_delta_S(ε, σ = √τ, q, ⌊k⌋)` at the default
-/// grid of `fa` (substitute relation). Returns (k, δ at k).
+/// Minibatch DP penalty with the Fourier accountant exactly as the thesis calls it
+/// (THESIS-NOTES §7): Algorithm 2 (low 0, high 1024) on `get_delta_S(ε, σ = √τ, q, ⌊k⌋)` at the
+/// default grid of `fa` (substitute relation). Returns (k, δ at k).
 pub(crate) fn minibatch_fourier(
     fa: &FourierAccountant,
     tau: f64,
@@ -211,7 +211,8 @@ mod tests {
         fa.compose(&e).unwrap();
         let (a, b) = (pld.delta(1.0).unwrap(), fa.delta(1.0).unwrap());
         assert_eq!(a, b);
-        // spec §10.4: get_delta_R(ε=1, σ=2, q=0.01, 1e4) = 0.010224911209191894 (nx 1e6, L 20)
+        // FA 0.12.11's test suite (nx 1e6, L 20):
+        // get_delta_R(ε=1, σ=2, q=0.01, 1e4) = 0.010224911209191894
         assert!((a - 0.010224911209191894).abs() < 1e-12, "{a}");
         // mixing bare Gaussians with subsampled events is rejected, state unchanged
         assert!(pld.compose(&PrivacyEvent::gaussian(1.0)).is_err());

@@ -79,7 +79,7 @@ pub(crate) fn pld_delta_unchecked(mu: f64, eps: f64) -> f64 {
 /// # Examples
 /// ```
 /// use dp_mcmc::accounting::pld_epsilon;
-/// // σ = 1, δ = 1e-5: 4.3771780956812246 (mpmath bisection, ref/accounting gauss_pld_eps_01)
+/// // σ = 1, δ = 1e-5: 4.3771780956812246 (mpmath; tests/data/accounting gauss_pld_eps_01)
 /// assert!((pld_epsilon(0.5, 1e-5)? - 4.3771780956812246).abs() < 1e-9);
 /// assert!(pld_epsilon(0.5, 1.5).is_err());
 /// # Ok::<(), dp_mcmc::Error>(())
@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn tiny_delta_no_cancellation_loss() {
-        // σ=1, ε=10: 9.8127058268469559e-23 (mpmath 60 digits; ref/accounting gauss_pld_04)
+        // σ=1, ε=10: 9.8127058268469559e-23 (mpmath 60 digits; tests/data/accounting gauss_pld_04)
         let d = pld_delta(0.5, 10.0).unwrap();
         assert!(((d - 9.8127058268469559e-23) / 9.8127058268469559e-23).abs() < 1e-12);
     }

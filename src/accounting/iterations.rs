@@ -138,7 +138,7 @@ impl MaxIterations {
     /// # Examples
     /// ```
     /// use dp_mcmc::accounting::{MaxIterations, Method};
-    /// // spec §10.2: easy-2d dpps, ε = 1, δ = 1e-6 → 56 (Thm 6), 34 (Thm 5)
+    /// // thesis code (THESIS-NOTES §4): easy-2d dpps, ε = 1, δ = 1e-6 → 56 (Thm 6), 34 (Thm 5)
     /// let b = MaxIterations::dp_penalty(0.1, 100_000).epsilon(1.0).compute()?;
     /// assert_eq!(b.iterations, 56);
     /// let z = MaxIterations::dp_penalty(0.1, 100_000).epsilon(1.0).method(Method::Zcdp).compute()?;
@@ -161,7 +161,7 @@ impl MaxIterations {
     /// # Examples
     /// ```
     /// use dp_mcmc::accounting::{Gradient, MaxIterations};
-    /// // spec §10.2: easy-2d hmc, ε = 4 → 416 (fresh), 431 (re-use)
+    /// // thesis code (THESIS-NOTES §3): easy-2d hmc, ε = 4 → 416 (fresh), 431 (re-use)
     /// let f = MaxIterations::dp_hmc(0.1, 0.4, 10, 100_000).epsilon(4.0).compute()?;
     /// assert_eq!(f.iterations, 416);
     /// let r = MaxIterations::dp_hmc(0.1, 0.4, 10, 100_000).epsilon(4.0)
@@ -188,7 +188,7 @@ impl MaxIterations {
     /// # Examples
     /// ```
     /// use dp_mcmc::accounting::{MaxIterations, Method};
-    /// // ref/accounting maxit_thm8_easy2d_eps4: 272 (Theorem 8), 329 (thesis code)
+    /// // THESIS-NOTES §6: 272 (Theorem 8), 329 (thesis code)
     /// let b = MaxIterations::minibatch_penalty(0.7, 1000, 100_000)
     ///     .epsilon(4.0).method(Method::Rdp).compute()?;
     /// assert_eq!(b.iterations, 272);
@@ -216,7 +216,7 @@ impl MaxIterations {
     /// # Examples
     /// ```
     /// use dp_mcmc::accounting::MaxIterations;
-    /// // spec §10.2: easy-2d barker, ε = 1 → 106
+    /// // thesis code (THESIS-NOTES §16): easy-2d barker, ε = 1 → 106
     /// assert_eq!(MaxIterations::dp_barker(1300, 100_000).epsilon(1.0).compute()?.iterations, 106);
     /// assert!(MaxIterations::dp_barker(1300, 100_000).epsilon(0.0).compute().is_err());
     /// # Ok::<(), dp_mcmc::Error>(())
@@ -355,7 +355,7 @@ impl DpHmcIterations {
         let l = f64::from(self.leapfrog_steps);
         let (eps, delta) = check_budget(self.epsilon, self.delta, n)?;
         let alg = Algorithm::DpHmc;
-        // gradient releases: per iteration and once (Theorem 11/12, spec §3.7.1)
+        // gradient releases: per iteration and once (Theorem 11/12, THESIS-NOTES §3)
         let (per, extra) = match self.gradient {
             Gradient::Fresh => (l + 1.0, 0.0),
             Gradient::Reuse => (l, 1.0),
@@ -430,8 +430,8 @@ impl MinibatchPenaltyIterations {
     }
 
     /// `Method::Fourier` (default; the thesis' call `get_delta_S(ε, σ = √τ, q = b/n, k)`, which
-    /// charges the statistic's sensitivity c as the pair's per-record bound: conservative, spec
-    /// §3.5.1) or `Method::Rdp` (Theorem 8, closed form per order α ∈ [2, 199]).
+    /// charges the statistic's sensitivity c as the pair's per-record bound: conservative,
+    /// THESIS-NOTES §7) or `Method::Rdp` (Theorem 8, closed form per order α ∈ [2, 199]).
     #[must_use]
     pub fn method(mut self, method: Method) -> Self {
         self.method = method;

@@ -136,7 +136,7 @@ pub(crate) fn thesis_code_thm8(q: f64, alpha: u32, tau: f64) -> f64 {
 /// # Examples
 /// ```
 /// use dp_mcmc::accounting::{wor_subsampled_gaussian_rdp, WorBound};
-/// // q = 0.01, σ = 1, α = 10: 0.067422384513373207 (mpmath; ref/accounting sub_rdp_wor_12)
+/// // q = 0.01, σ = 1, α = 10: 0.067422384513373207 (mpmath; tests/data/accounting sub_rdp_wor_12)
 /// let e = wor_subsampled_gaussian_rdp(0.01, 1.0, 10, WorBound::Theorem9)?;
 /// assert!((e - 0.067422384513373207).abs() < 1e-12);
 /// assert!(wor_subsampled_gaussian_rdp(1.5, 1.0, 10, WorBound::Theorem9).is_err());
@@ -317,7 +317,7 @@ mod tests {
 
     #[test]
     fn thesis_code_values() {
-        // spec §10.3, thesis code total_RDP_epsilon (q = b/n):
+        // thesis code total_RDP_epsilon (q = b/n; THESIS-NOTES §16):
         let cases = [
             (0.01, 2, 0.7, 0.0008341987361823586),
             (0.01, 3, 0.7, 0.001250255722011483),
@@ -336,7 +336,8 @@ mod tests {
 
     #[test]
     fn corrected_sum_spec_values() {
-        // spec §3.5.2: ε_step(3) = 0.001322723448123143, ε_step(10) = 2.1033085054359177 (τ 0.7)
+        // THESIS-NOTES §6 (τ 0.7): ε_step(3) = 0.001322723448123143,
+        // ε_step(10) = 2.1033085054359177
         let s = 0.7f64.sqrt();
         let e3 = wor_rdp(0.01, s, 3, WorBound::Theorem9);
         let e10 = wor_rdp(0.01, s, 10, WorBound::Theorem9);
@@ -346,7 +347,7 @@ mod tests {
 
     #[test]
     fn classic_gaussian_optimum() {
-        // σ=1, k=1, δ=1e-5: classic 5.30259 at α = 6 (ref/accounting README §3.4)
+        // σ=1, k=1, δ=1e-5: classic 5.30259 at α = 6 (tests/data/accounting gauss_rdp_opt_02)
         let orders = integer_orders(2, 256);
         let rdp: Vec<f64> = orders.iter().map(|a| a / 2.0).collect();
         let (e, a) = rdp_to_epsilon(&orders, &rdp, 1e-5, RdpConversion::Classic);

@@ -32,7 +32,7 @@ pub(crate) fn zcdp_delta(rho: f64, epsilon: f64) -> f64 {
 /// # Examples
 /// ```
 /// use dp_mcmc::accounting::zcdp_rho_budget;
-/// // ε = 10, δ = 1e-9: 0.98124042066752795 (mpmath; ref/accounting gauss_zcdp_rho_05)
+/// // ε = 10, δ = 1e-9: 0.98124042066752795 (mpmath; tests/data/accounting gauss_zcdp_rho_05)
 /// assert!((zcdp_rho_budget(10.0, 1e-9)? - 0.98124042066752795).abs() < 1e-14);
 /// assert!(zcdp_rho_budget(0.0, 1e-9).is_err());
 /// # Ok::<(), dp_mcmc::Error>(())
@@ -88,7 +88,7 @@ mod tests {
 
     #[test]
     fn thesis_thm5_values() {
-        // spec §10.3 (thesis code penalty_zcdp_iters): 34, 507, 3891
+        // thesis code penalty_zcdp_iters (THESIS-NOTES §16): 34, 507, 3891
         assert_eq!(thm5_iterations(1.0, 1e-6, 0.1, 1e5), 34);
         assert_eq!(thm5_iterations(4.0, 1e-6, 0.1, 1e5), 507);
         assert_eq!(thm5_iterations(4.0, 5e-7, 0.2, 2e5), 3891);

@@ -1,4 +1,4 @@
-//! The thesis' burn-in rule (spec §2): of the k+1 stored rows, keep ⌊(k−1)/2⌋+1 … k.
+//! The thesis' burn-in rule (THESIS-NOTES §2): of the k+1 stored rows, keep ⌊(k−1)/2⌋+1 … k.
 
 use std::ops::Range;
 

@@ -1,4 +1,4 @@
-//! Maximum mean discrepancy with a Gaussian RBF kernel, and the thesis' MMD (spec §8).
+//! Maximum mean discrepancy with a Gaussian RBF kernel, and the thesis' MMD (THESIS-NOTES §13).
 //!
 //! Samples are row-major `&[f64]` with `dim` coordinates per row. The kernel is
 //! `k(x, y) = exp(−‖x − y‖² / (2σ²))` (the thesis prints it without the minus sign, a typo).
@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result, check};
 
-/// Number of random (X, Y) pairs of the thesis' median-heuristic bandwidth (spec §8).
+/// Number of random (X, Y) pairs of the thesis' median-heuristic bandwidth (THESIS-NOTES §13).
 pub const THESIS_BANDWIDTH_PAIRS: usize = 500;
 
 /// MMD² estimates between two samples at one bandwidth.
@@ -32,7 +32,7 @@ pub struct Mmd {
 }
 
 impl Mmd {
-    /// √|MMD²_unbiased|: the number the thesis reports and plots (spec §8 step 4).
+    /// √|MMD²_unbiased|: the number the thesis reports and plots (THESIS-NOTES §13).
     pub fn thesis(&self) -> f64 {
         self.mmd2_unbiased.abs().sqrt()
     }
@@ -224,7 +224,7 @@ pub fn paired_median_distance(
     Ok(median_in_place(&mut d))
 }
 
-/// The thesis' bandwidth (spec §8 step 1): draw 500 row indices of `x`, then 500 of `y`,
+/// The thesis' bandwidth (THESIS-NOTES §13): draw 500 row indices of `x`, then 500 of `y`,
 /// uniformly with replacement from `chain_rng(seed, 0)`, and take the median of the 500
 /// paired distances (the mean of the 250th and 251st order statistics).
 ///
@@ -252,7 +252,7 @@ pub fn thesis_bandwidth(x: &[f64], y: &[f64], dim: usize, seed: u64) -> Result<f
     paired_median_distance(x, y, dim, &ix, &iy)
 }
 
-/// The thesis' MMD (spec §8): [`thesis_bandwidth`] with `seed`, then [`mmd`]; the reported
+/// The thesis' MMD (THESIS-NOTES §13): [`thesis_bandwidth`] with `seed`, then [`mmd`]; the reported
 /// number is [`Mmd::thesis`] = √|MMD²_unbiased|. Fails if the heuristic bandwidth is 0
 /// (more than half of the sampled pairs coincide); then pass a bandwidth to [`mmd`].
 ///

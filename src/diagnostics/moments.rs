@@ -1,4 +1,4 @@
-//! Mean error and covariance error of a sample against a reference sample (spec §2).
+//! Mean error and covariance error of a sample against a reference sample (THESIS-NOTES §2).
 
 use nalgebra::DMatrix;
 
@@ -71,7 +71,7 @@ pub fn mean_error(x: &[f64], y: &[f64], dim: usize) -> Result<f64> {
 }
 
 /// Covariance error: the Frobenius norm of cov(x) − cov(y), sample covariances with ddof 1
-/// (spec §2). Needs at least 2 rows in each sample.
+/// (THESIS-NOTES §2). Needs at least 2 rows in each sample.
 ///
 /// ```
 /// use dp_mcmc::diagnostics::cov_error;

@@ -1,7 +1,7 @@
-//! Acceptance rate and clip fractions of a run (spec §2).
+//! Acceptance rate and clip fractions of a run (THESIS-NOTES §2).
 //!
 //! Clip counts come from the raw data and are **not** covered by any DP guarantee: they are
-//! non-private diagnostics (spec §2, review note). `Ok(None)` stands for the thesis' NaN
+//! non-private diagnostics (THESIS-NOTES §2). `Ok(None)` stands for the thesis' NaN
 //! (zero iterations).
 
 use crate::error::{Error, Result};

@@ -1,4 +1,4 @@
-//! The thesis' per-chain metrics (spec §2): burn-in, then MMD, mean and covariance error of
+//! The thesis' per-chain metrics (THESIS-NOTES §2): burn-in, then MMD, mean and covariance error of
 //! the kept half against a reference sample.
 
 use serde::Serialize;
@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 pub struct ChainMetrics {
     /// Rows kept after burn-in.
     pub kept_rows: usize,
-    /// √|MMD²_unbiased| at the thesis' paired-500 median bandwidth (spec §8).
+    /// √|MMD²_unbiased| at the thesis' paired-500 median bandwidth (THESIS-NOTES §13).
     pub mmd: Option<f64>,
     /// ‖mean(kept) − mean(reference)‖₂.
     pub mean_error: Option<f64>,

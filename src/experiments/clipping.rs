@@ -1,4 +1,4 @@
-//! The clipping study of Figure 6.2 (spec §6.4): non-private RWMH (3000 iterations) and HMC
+//! The clipping study of Figure 6.2 (THESIS-NOTES §12): non-private RWMH (3000 iterations) and HMC
 //! (500) with clipped log-likelihood ratios on the flat banana, d = 2 and 10, over a grid of
 //! clip bounds, every chain started exactly at the true θ.
 
@@ -97,8 +97,8 @@ impl ClippingSpec {
     }
 }
 
-/// Baseline MMDs (spec §7): fresh exact posterior samples of 1000 draws against the reference
-/// sample, `seeds` per experiment (thesis: 10).
+/// Baseline MMDs (THESIS-NOTES §13): fresh exact posterior samples of 1000 draws against the
+/// reference sample, `seeds` per experiment (thesis: 10).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BaselineSpec {
     /// Experiments (those with an exact posterior; the circle has none).

@@ -1,4 +1,4 @@
-//! Grid tasks and the thesis' Chapter 6 algorithm comparison (spec §6.2): which
+//! Grid tasks and the thesis' Chapter 6 algorithm comparison (THESIS-NOTES §11): which
 //! (experiment, algorithm, ε, chain) combinations the thesis ran.
 
 use serde::Serialize;
@@ -17,7 +17,8 @@ pub enum TaskKind {
         /// Privacy budget ε of the chain.
         epsilon: f64,
     },
-    /// One non-private RWMH / HMC chain with clipped ratios, started at the true θ (spec §6.4).
+    /// One non-private RWMH / HMC chain with clipped ratios, started at the true θ (THESIS-NOTES
+    /// §12).
     Clipping {
         /// `Rwmh` or `Hmc`.
         algorithm: SamplerKind,
@@ -26,8 +27,8 @@ pub enum TaskKind {
         /// Distance the bound scales with.
         distance: ClipDistance,
     },
-    /// One fresh 1000-draw exact posterior sample against the reference (spec §7, Fig 6.2/6.3
-    /// baseline lines).
+    /// One fresh 1000-draw exact posterior sample against the reference (THESIS-NOTES §13, Fig
+    /// 6.2/6.3 baseline lines).
     Baseline,
 }
 
@@ -150,7 +151,7 @@ impl Task {
     }
 }
 
-/// The algorithms the thesis ran on an experiment (spec §6.2): DP HMC, DP penalty and DP
+/// The algorithms the thesis ran on an experiment (THESIS-NOTES §11): DP HMC, DP penalty and DP
 /// penalty OCU+GWMH everywhere; the minibatch penalties and DP Barker only on the flat and
 /// tempered bananas.
 ///
@@ -180,7 +181,7 @@ pub fn comparison_algorithms(experiment: Experiment) -> Vec<SamplerKind> {
     v
 }
 
-/// The algorithm comparison of Figures 6.3–6.8 (spec §6.2).
+/// The algorithm comparison of Figures 6.3–6.8 (THESIS-NOTES §11).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ComparisonSpec {
     /// Experiments (the seven banana/Gauss ones and the circle in the full grid).

@@ -1,4 +1,4 @@
-//! What the thesis records for each chain (spec §2): acceptance, clip fractions, and — on
+//! What the thesis records for each chain (THESIS-NOTES §2): acceptance, clip fractions, and — on
 //! the kept second half — MMD against a 1000-draw reference posterior, mean and covariance
 //! error. Clip fractions are non-private diagnostics.
 

@@ -1,5 +1,5 @@
-//! The thesis experiments: algorithms by name, their tuned parameters (spec §6.3), the
-//! metrics each chain records (spec §2), and the Chapter 6 grids (algorithm comparison,
+//! The thesis experiments: algorithms by name, their tuned parameters (THESIS-NOTES §11), the
+//! metrics each chain records (THESIS-NOTES §2), and the Chapter 6 grids (algorithm comparison,
 //! clipping study, baseline MMDs) with a resumable parallel runner writing CSV results.
 
 mod clipping;

@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-/// What one task (one chain of one configuration, or one baseline draw) records: spec §2's
-/// per-chain metrics plus the wall time and the seed. `None` is an empty CSV field (the
+/// What one task (one chain of one configuration, or one baseline draw) records: the per-chain
+/// metrics of THESIS-NOTES §2 plus the wall time and the seed. `None` is an empty CSV field (the
 /// thesis' NaN: e.g. MMD with `k ≤ 1`, or on the circle). Clip fractions and
 /// `decisions_changed` are non-private diagnostics.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -1,5 +1,5 @@
 //! The tuned samplers get exactly the thesis' iteration counts
-//! (`shared/ref/thesis/iterations_per_experiment.csv`, computed by running the thesis' own
+//! (`tests/data/thesis/iterations_per_experiment.csv`, computed by running the thesis' own
 //! Python accounting with fourier-accountant 0.12.11).
 
 use super::*;
@@ -8,7 +8,7 @@ use crate::models::Experiment;
 
 const CSV: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../shared/ref/thesis/iterations_per_experiment.csv"
+    "/tests/data/thesis/iterations_per_experiment.csv"
 );
 
 /// The per-chain budget the thesis used: chains are independent repeats.
@@ -58,8 +58,8 @@ fn configured(exp: Experiment, algorithm: &str, variant: &str) -> Option<Sampler
 
 #[test]
 fn tuned_samplers_get_the_thesis_iteration_counts() {
-    let text =
-        std::fs::read_to_string(CSV).expect("shared/ref is checked out beside the repository");
+    let text = std::fs::read_to_string(CSV)
+        .expect("tests/data/thesis/iterations_per_experiment.csv is present");
     let mut checked = 0;
     for line in text.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();

@@ -1,4 +1,4 @@
-//! The thesis' tuned parameters (spec §6.3, from the thesis code's `code/params/`), per
+//! The thesis' tuned parameters (THESIS-NOTES §11, from the thesis code's `code/params/`), per
 //! experiment and algorithm, as ready-to-run samplers.
 
 use serde::{Deserialize, Serialize};
@@ -161,7 +161,8 @@ impl Sampler {
                 Sampler::DpBarker(DpBarker::builder().proposal_sd(vec_of(s, d)).batch_size(b))
             }
             SamplerKind::Rwmh => {
-                // Clipping study (spec §6.4) for the flat bananas; elsewhere DP penalty's step.
+                // Clipping study (THESIS-NOTES §12) for the flat bananas; elsewhere DP penalty's
+                // step.
                 let sd = match experiment {
                     EasyBanana2d => vec_of(0.01, 2),
                     EasyBanana10d => {

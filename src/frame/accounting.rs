@@ -78,13 +78,13 @@ pub fn delta_frame<A: Accountant>(acc: &A, epsilons: &[f64]) -> Result<DataFrame
     Ok(df)
 }
 
-/// The thesis' Figure 6.1 comparison (spec §7, §10.1) on the grid `epsilons` (the thesis uses
-/// `linspace(0.5, 6, 50)`): n = 1e5, δ = 1e-6; DP penalty τ = 0.1 (zCDP vs ADP); minibatch
-/// penalty τ = `minibatch_tau` (final figure 0.7, March 0.9), b = 1000 (RDP vs Fourier); DP HMC
-/// τ_l = 0.1, τ_g = 0.4, L = 10 (zCDP vs ADP) with the given gradient schedule.
-/// `thesis_compatible` selects the thesis code's minibatch RDP sum (to j = α−1); the final
-/// thesis figure is `(0.7, Gradient::Fresh, true)`.
-/// Columns as [`iterations_frame`]. The Fourier rows take most of the time (~0.5 s per ε).
+/// The thesis' Figure 6.1 comparison (thesis §6.1; THESIS-NOTES §16) on the grid `epsilons` (the
+/// thesis uses `linspace(0.5, 6, 50)`): n = 1e5, δ = 1e-6; DP penalty τ = 0.1 (zCDP vs ADP);
+/// minibatch penalty τ = `minibatch_tau` (final figure 0.7, March 0.9), b = 1000 (RDP vs Fourier);
+/// DP HMC τ_l = 0.1, τ_g = 0.4, L = 10 (zCDP vs ADP) with the given gradient schedule.
+/// `thesis_compatible` selects the thesis code's minibatch RDP sum (to j = α−1); the final thesis
+/// figure is `(0.7, Gradient::Fresh, true)`. Columns as [`iterations_frame`]. The Fourier rows take
+/// most of the time (~0.5 s per ε).
 ///
 /// # Errors
 /// Invalid parameters (e.g. `minibatch_tau ≤ 0`) or a Fourier-accountant failure.
@@ -168,7 +168,7 @@ mod tests {
 
     #[test]
     fn figure_endpoints() {
-        // spec §10.1: final figure at ε = 6: (1079, 1431 | 991, 1817 | 639, 848)
+        // THESIS-NOTES §16: final figure at ε = 6: (1079, 1431 | 991, 1817 | 639, 848)
         let df = figure_6_1_with(&[6.0], 0.7, Gradient::Fresh, true).unwrap();
         let it: Vec<u64> = df
             .column("iterations")

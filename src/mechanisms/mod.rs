@@ -1,10 +1,11 @@
 //! Classic DP mechanisms: randomized response, Laplace, exponential, private online learning,
 //! and the Hellinger-distance exponential mechanism for Bayesian posteriors.
 //!
-//! Sources: the intro-to-DP slides (`shared/seeds/intro-to-dp-slides.txt`: randomized response,
-//! Laplace and exponential mechanisms, randomized weighted majority) and Bun, Gaboardi, Farina
-//! and Liu, *Tailoring Differentially Private Bayesian Inference to Distance Between
-//! Distributions* (`shared/seeds/hellinger-dp-bayesian-inference.txt`).
+//! Sources: J. T. Cho, *Introduction to Differential Privacy*, lecture slides, CIS 700-003,
+//! University of Pennsylvania, March 2017 (randomized response, Laplace and exponential
+//! mechanisms, randomized weighted majority); and M. Bun, G. P. Farina, M. Gaboardi and J. Liu,
+//! *Tailoring Differentially Private Bayesian Inference to Distance Between Distributions*
+//! (extended abstract).
 //!
 //! Every random function takes `&mut impl rand::Rng` at the lowest level; experiment-level
 //! functions take a `seed: u64` and derive their streams with [`crate::rng::chain_rng`]. A seeded

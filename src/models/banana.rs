@@ -9,7 +9,7 @@
 //!
 //! **b sign.** The residual of `x₂` is `x₂ − (θ₂ + a(θ₁ − m)² + b)`, as Theorem 13 states. The
 //! thesis code (`banana_model.py`) writes `x₂ − (θ₂ + a(θ₁ − m)²) + b`, the wrong sign; it is
-//! harmless there because every experiment has `b = m = 0` (spec §4.1 item 7).
+//! harmless there because every experiment has `b = m = 0` (THESIS-NOTES §10).
 //!
 //! The likelihood is Gaussian in `u(θ)`, so the per-row log-likelihood ratio is linear in the
 //! row: `r_j = Σ_i τ_i (u'_i − u_i)(x_ji − (u_i + u'_i)/2)`. Only coordinates whose mean `u_i`
@@ -213,7 +213,7 @@ impl BananaModel {
     /// let params = BananaParams::thesis(2, 20.0);
     /// let model = BananaModel::new(params.generate(&[0.0, 3.0], 100_000, 1)?, params)?;
     /// let post = model.posterior();
-    /// // s₁ = (n τ₁ + τ₀)^(-1/2) does not depend on the data (spec §10.3).
+    /// // s₁ = (n τ₁ + τ₀)^(-1/2) does not depend on the data (THESIS-NOTES §10).
     /// assert!((post.z_std()[0] - 0.0141421342095176).abs() < 1e-15);
     /// # Ok(()) }
     /// ```
@@ -440,7 +440,7 @@ impl BananaPosterior {
     /// ```
     /// use dp_mcmc::models::{BananaParams, BananaPosterior};
     /// # fn main() -> dp_mcmc::Result<()> {
-    /// // Worked example of shared/ref/diagnostics/README.md §4.
+    /// // Worked example of tests/data/diagnostics/README.md §4.
     /// let p = BananaParams::thesis(2, 20.0);
     /// let post = BananaPosterior::from_sufficient(&p, &[0.1, 3.2], 1000)?;
     /// assert!((post.mean()[1] - 2.6000079996200096).abs() < 1e-13);
@@ -537,7 +537,7 @@ impl BananaPosterior {
     /// use dp_mcmc::models::{BananaParams, BananaPosterior};
     /// # fn main() -> dp_mcmc::Result<()> {
     /// let post = BananaPosterior::from_sufficient(&BananaParams::thesis(2, 20.0), &[0.1, 3.2], 1000)?;
-    /// // shared/ref/diagnostics/README.md §4: log p(0.1, 3.0) = 3.1138779468571913
+    /// // tests/data/diagnostics/README.md §4: log p(0.1, 3.0) = 3.1138779468571913
     /// assert!((post.log_density(&[0.1, 3.0])? - 3.1138779468571913).abs() < 1e-13);
     /// assert!(post.log_density(&[0.1]).is_err());
     /// # Ok(()) }

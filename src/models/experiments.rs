@@ -1,12 +1,12 @@
 //! The eight experiments of Table 5.1 as named presets: data generators, models, exact
-//! reference posteriors and chain start points (spec §5, §6.1).
+//! reference posteriors and chain start points (THESIS-NOTES §10).
 //!
-//! Seeds: the spec's jax keys are used as default seeds of [`chain_rng`]; the streams differ
-//! from jax's (bit-exact reproduction is not a goal), the laws are the same.
+//! Seeds: the thesis' jax keys (THESIS-NOTES §14) are used as default seeds of [`chain_rng`]; the
+//! streams differ from jax's (bit-exact reproduction is not a goal), the laws are the same.
 //!
 //! **Start points are not private.** The thesis' start-point spread `ν` comes from the exact
 //! posterior of the (private) data; that is an experimental convenience outside any DP
-//! guarantee (spec §2). For a real release, pick `θ₀` from public knowledge.
+//! guarantee (THESIS-NOTES §2). For a real release, pick `θ₀` from public knowledge.
 
 use std::fmt;
 use std::str::FromStr;
@@ -171,7 +171,7 @@ impl Experiment {
         }
     }
 
-    /// Default data seed (the spec's jax key of this experiment).
+    /// Default data seed (the thesis' jax key of this experiment, THESIS-NOTES §14).
     pub fn default_data_seed(self) -> u64 {
         match self {
             Experiment::HardGauss2d => DATA_SEED_GAUSS,
@@ -228,7 +228,7 @@ impl Experiment {
     /// let model = Experiment::TemperedBanana2d.model()?;
     /// assert_eq!(model.tempering(), 0.01);
     /// let post = model.exact_posterior().expect("bananas have one");
-    /// assert!((post.std()[0] - 0.14141994204496).abs() < 1e-12); // spec §10.3
+    /// assert!((post.std()[0] - 0.14141994204496).abs() < 1e-12); // thesis code, THESIS-NOTES §16
     /// # Ok(()) }
     /// ```
     pub fn model(self) -> Result<ExperimentModel> {
@@ -536,7 +536,7 @@ impl ExperimentModel {
     }
 
     /// The start-point spread `ν`: the mean over coordinates of the (ddof 0) standard deviation
-    /// of the default reference sample; 1 for the circle (spec §5.1, §5.3).
+    /// of the default reference sample; 1 for the circle (THESIS-NOTES §10).
     pub fn start_spread(&self) -> f64 {
         match self.default_reference_sample() {
             None => 1.0,

@@ -6,7 +6,7 @@
 //!
 //! **Prior variance.** Table 5.1 gives `σ₀² = 100` for the correlated Gaussian, and the thesis
 //! code's exact-posterior sampler uses `Σ₀ = 100 I`; its MCMC log-prior however uses
-//! `norm.logpdf(θ, scale=100)`, a prior *variance* of 10⁴ (spec §4.1 item 6). This crate uses
+//! `norm.logpdf(θ, scale=100)`, a prior *variance* of 10⁴ (THESIS-NOTES §10). This crate uses
 //! one prior everywhere: the sampler's [`Model::log_prior`] and [`GaussianPosterior`] both use
 //! the variance given to [`GaussianModel::new`] (100 in the `hard-gauss-2d` preset). At
 //! `n = 2·10⁵` the two choices move the posterior mean by 1.5·10⁻⁷ (7·10⁻⁵ posterior sds).
@@ -25,7 +25,7 @@ use crate::error::{Error, Result, check};
 use crate::models::{ColumnData, Model, linear};
 use crate::rng::chain_rng;
 
-/// The block-diagonal covariance of spec §5.2: block `k` (coordinates `2k, 2k+1`) is
+/// The block-diagonal covariance of THESIS-NOTES §10: block `k` (coordinates `2k, 2k+1`) is
 /// `[[1, ρ], [ρ, 1]] / (k + 1)`. The thesis' correlated Gaussian is `d = 2`, `ρ = 0.999`.
 ///
 /// ```
@@ -461,7 +461,7 @@ impl GaussianPosterior {
     /// ```
     /// use dp_mcmc::models::{block_correlated_cov, GaussianPosterior};
     /// # fn main() -> dp_mcmc::Result<()> {
-    /// // Worked example of shared/ref/diagnostics/README.md §3.
+    /// // Worked example of tests/data/diagnostics/README.md §3.
     /// let cov = block_correlated_cov(2, 0.999)?;
     /// let post = GaussianPosterior::from_sufficient(&[0.01, 3.02], 200_000, &cov, 100.0, 1.0)?;
     /// assert!((post.mean()[0] - 0.009999848651015135).abs() < 1e-13);

@@ -170,7 +170,7 @@ mod tests {
     use polars::prelude::*;
     use serde_json::Value;
 
-    /// Three panels × two methods × three ε, with the thesis' ε = 6 endpoints (spec §10.1).
+    /// Three panels × two methods × three ε, with the thesis' ε = 6 endpoints (THESIS-NOTES §16).
     fn figure_frame() -> DataFrame {
         let panels = [
             ("DP penalty", "zCDP", 1079u64, 1431u64),

@@ -1,4 +1,4 @@
-//! DP Barker (Heikkilä et al. 2019; thesis §3.3, Theorem 7; spec §3.6): Barker's acceptance
+//! DP Barker (Heikkilä et al. 2019; thesis §3.3, Theorem 7; THESIS-NOTES §8): Barker's acceptance
 //! test on a minibatch, with the batch noise completed to `N(0, C)`, `C = 2`, and the
 //! correction `V_corr` so that the total noise is approximately logistic.
 //!

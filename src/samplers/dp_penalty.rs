@@ -4,7 +4,7 @@
 //!
 //! Per step: `B = b·Δ` with `Δ = ‖θ − θ'‖₂`; `λ = T·(Σ_j clip(r_j, ±B) + ξ) + ln p(θ') − ln p(θ)`
 //! with `ξ ~ N(0, (τ√n·2bΔ)²)`; accept iff `ln U < λ − ½(T·τ√n·2bΔ)²`. The noise is scaled by
-//! the same `T` as the clipped sum (spec §3.3: the invariant that keeps every step a Gaussian
+//! the same `T` as the clipped sum (THESIS-NOTES §4: the invariant that keeps every step a Gaussian
 //! mechanism with `μ = 1/(2τ²n)`, whatever `T` and `Δ` are).
 //!
 //! With discrete noise ([`crate::noise`]) the data term `T·Σ_j clip(r_j)` is rounded to the

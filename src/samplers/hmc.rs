@@ -1,5 +1,6 @@
 //! Hamiltonian Monte Carlo: the non-private baseline (optionally with clipped log-likelihood
-//! ratios, thesis §3.2) and DP HMC (thesis Chapter 4, Algorithm 4 corrected per spec §3.7).
+//! ratios, thesis §3.2) and DP HMC (thesis Chapter 4, Algorithm 4 corrected per THESIS-NOTES §3,
+//! §15).
 //!
 //! DP HMC releases a noisy clipped gradient at every leapfrog position,
 //! `G(θ) = T·(Σ_j clip_{b_g}(∇ℓ_j(θ)) + N(0, σ_g² I)) + ∇ln p(θ)` with `σ_g = 2τ_g√n·b_g`,

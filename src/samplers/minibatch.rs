@@ -1,5 +1,5 @@
-//! Minibatch DP penalty (thesis §3.3-3.4, Theorem 8; spec §3.5): DP penalty on a uniform batch
-//! of `b` distinct rows per iteration, with the batch-variance correction.
+//! Minibatch DP penalty (thesis §3.3-3.4, Theorem 8; THESIS-NOTES §6): DP penalty on a uniform
+//! batch of `b` distinct rows per iteration, with the batch-variance correction.
 //!
 //! Per step: clipped ratios `r_j ∈ [−B, B]`, `B = b_clip·Δ`, on the batch; `λ = ln p(θ') − ln p(θ)
 //! + nT·r̄`; `σ_b² = (nT)²/b·Var(r)`; sensitivity `c = Δ_λ + Δ_σ` with
@@ -7,7 +7,7 @@
 //! stated constant 3, which the thesis code uses; valid, slightly loose); noise `N(0, τc²)`;
 //! accept iff `ln U < λ + ξ − (τc² + σ_b²)/2`. The noise is not multiplied by `T`: `T` enters
 //! through `c`. Each step is a subsampled Gaussian mechanism with noise multiplier `√τ`
-//! relative to the substitute sensitivity `c` (spec §3.5.1).
+//! relative to the substitute sensitivity `c` (THESIS-NOTES §7).
 //!
 //! With discrete noise ([`crate::noise`]) the data term `nT·r̄ − ½σ_b²` (sensitivity `c`) is
 //! rounded to the lattice and released with exact discrete Gaussian noise (noise multiplier

@@ -62,7 +62,7 @@ impl ChainTrace {
     }
 
     /// The draws the thesis keeps after burn-in: steps `⌊(k−1)/2⌋+1 … k` of `k` (1-based,
-    /// spec §2), row-major. Empty when `k ≤ 1` (the thesis then reports NaN metrics).
+    /// THESIS-NOTES §2), row-major. Empty when `k ≤ 1` (the thesis then reports NaN metrics).
     pub fn kept_half(&self, dim: usize) -> &[f64] {
         let k = self.len();
         if k <= 1 {

@@ -15,8 +15,8 @@ use crate::models::Model;
 use crate::noise::Noise;
 
 /// Minibatch DP penalty (thesis §3.3-3.4): DP penalty on `b` rows per iteration. Iterations
-/// come from the Fourier accountant (default; the thesis' conservative `σ = √τ` call, spec
-/// §3.5.1) or Theorem 8's RDP bound (`.accountant(Method::Rdp)`; corrected sum by default,
+/// come from the Fourier accountant (default; the thesis' conservative `σ = √τ` call,
+/// THESIS-NOTES §7) or Theorem 8's RDP bound (`.accountant(Method::Rdp)`; corrected sum by default,
 /// `.thesis_compatible(true)` for the thesis code's optimistic one).
 ///
 /// ```

@@ -1,6 +1,6 @@
 //! The correction distribution V_corr of DP Barker (Heikkilä et al. 2019): a 100-component
 //! Gaussian mixture with `N(0, 2) + V_corr ≈ Logistic(0, 1)`, the table the thesis used
-//! (`X_corr_1000_10_2.0_torch.pickle`, spec Appendix A), shipped as `data/xcorr_1000_10_2.0.csv`.
+//! (`X_corr_1000_10_2.0_torch.pickle`, THESIS-NOTES §8), shipped as `data/xcorr_1000_10_2.0.csv`.
 
 use std::sync::OnceLock;
 
@@ -129,7 +129,7 @@ mod tests {
     use super::*;
     use crate::rng::chain_rng;
 
-    // Values from the spec §10.3, computed from the shipped mixture by the original Python.
+    // Values computed with numpy/scipy from the shipped mixture (THESIS-NOTES §8, data/README.md).
     #[test]
     fn moments_density_and_cdf_match_the_thesis_mixture() {
         let v = vcorr();

@@ -130,8 +130,8 @@ pub(super) fn composed_density(grid: &Grid, parts: &[Part<'_>]) -> Result<Vec<f6
     Ok((0..nx).map(|j| buf[(j + half) % nx].re * inv_n).collect())
 }
 
-/// FA's ε(δ) (spec §9.4): Newton from ε₀ = 0 on δ(ε) = dx Σ_{j>j0(ε)} (1 − e^{ε−x_j}) c_j with
-/// δ'(ε) = −dx Σ_{j>j0} e^{ε−x_j} c_j, stopping when |δ − δ_target| ≤ `tol`. Real arithmetic
+/// FA's ε(δ) (THESIS-NOTES §9): Newton from ε₀ = 0 on δ(ε) = dx Σ_{j>j0(ε)} (1 − e^{ε−x_j}) c_j
+/// with δ'(ε) = −dx Σ_{j>j0} e^{ε−x_j} c_j, stopping when |δ − δ_target| ≤ `tol`. Real arithmetic
 /// (FA keeps round-off imaginary parts, which can keep its loop from stopping).
 pub(super) fn newton_epsilon(grid: &Grid, c: &[f64], target_delta: f64, tol: f64) -> Result<f64> {
     let l = grid.l;

@@ -6,25 +6,25 @@
 //! on the grid x_j = −L + j·dx (dx = 2L/nx), its halves are swapped, and its FFT F is taken
 //! (the single-step spectrum, cached per (σ, q) in a [`FourierPld`]). k steps compose to
 //! F^k (heterogeneous compositions multiply the powers), and
-//! δ(ε) = dx Σ_{x_j > ε} (1 − e^{ε − x_j}) c_j with c = IFFT(F^k / dx) (spec §9). Two pairs
+//! δ(ε) = dx Σ_{x_j > ε} (1 − e^{ε − x_j}) c_j with c = IFFT(F^k / dx) (THESIS-NOTES §9). Two pairs
 //! (unit sensitivity, noise σ; KJH20 §5):
 //! * [`FourierRelation::AddRemovePoisson`] (FA `get_delta_R`): P = (1−q)N(0,σ²) + qN(1,σ²)
 //!   against Q = N(0,σ²), the remove direction of Poisson subsampling under add/remove.
 //! * [`FourierRelation::SubstituteWithoutReplacement`] (FA `get_delta_S`): P = (1−q)N(0,σ²) +
 //!   qN(1,σ²) against Q = (1−q)N(0,σ²) + qN(−1,σ²), substitution with subsampling without
 //!   replacement. Here σ is the noise std ÷ the per-record bound: the two sampled components
-//!   differ by 2 σ-units (ref README §5.1).
+//!   differ by 2 σ-units (THESIS-NOTES §7).
 //!
 //! # Approximation, not a bound
 //! fourier-accountant 0.12.11 computes **no error bound**: the result is an approximation whose
 //! discretisation and truncation (mass beyond ±L wraps around) errors are only controlled by
 //! choosing nx and L large enough. For the thesis' operating point the values move by < 3e-14
-//! under refinement (spec §9.3), and δ_S has no visible bias; δ_R samples its density's
+//! under refinement (THESIS-NOTES §9), and δ_S has no visible bias; δ_R samples its density's
 //! singularity at ln(1−q) only at grid points and loses ~1e-6 of mass. Check a result by
 //! increasing [`FourierAccountant::nx`] / [`FourierAccountant::window`] if in doubt.
 //!
 //! # Agreement with the library
-//! δ matches fourier-accountant 0.12.11 to ≤ 3e-14 absolute for k ≲ 1e3 (spec §10.3) and to
+//! δ matches fourier-accountant 0.12.11 to ≤ 3e-14 absolute for k ≲ 1e3 (THESIS-NOTES §9) and to
 //! ~1e-16·k beyond (the FFT's relative round-off of each F_m is amplified k-fold in F_m^k, in
 //! the library as here: 1.1e-11 at k = 1e5); ε(δ) to ≤ 3e-6 (our δ at the library's ε is within
 //! its Newton tolerance); the thesis' Algorithm 2 iteration counts exactly.
@@ -32,7 +32,7 @@
 //! # The thesis' call for the minibatch DP penalty
 //! The thesis calls `get_delta_S(ε, sigma = √τ, q = b/n, ncomp = k)`. With the statistic
 //! normalised to substitute sensitivity 1 this charges the accountant for sensitivity 2, which
-//! is **conservative** (sound, spec §3.5.1). Do not use σ = 2√τ (a "factor-2 fix"): that is
+//! is **conservative** (sound, THESIS-NOTES §7). Do not use σ = 2√τ (a "factor-2 fix"): that is
 //! optimistic and breaks the privacy guarantee. [`SubsampledGaussian::minibatch_penalty`] makes
 //! the thesis' call.
 //!
@@ -68,7 +68,7 @@ pub enum FourierRelation {
 
 /// `steps` compositions of the Gaussian mechanism with noise `sigma`, subsampled with rate `q`.
 ///
-/// `sigma` is the noise std ÷ the unit of the pair (FA convention, ref README §5.1): for the
+/// `sigma` is the noise std ÷ the unit of the pair (FA convention, THESIS-NOTES §7): for the
 /// substitute relation the sampled components sit at ±1, i.e. σ is relative to the per-record
 /// bound and the substitute sensitivity is 2 σ-units. The fields are checked when used.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -100,7 +100,7 @@ impl SubsampledGaussian {
     }
 
     /// The thesis' call for `steps` iterations of the minibatch DP penalty with noise parameter
-    /// `tau`, batch size `batch` and `n` data rows: σ = √τ, q = batch/n (spec §3.5.1; use with
+    /// `tau`, batch size `batch` and `n` data rows: σ = √τ, q = batch/n (THESIS-NOTES §7; use with
     /// [`FourierRelation::SubstituteWithoutReplacement`]). σ = √τ is conservative; σ = 2√τ would
     /// be optimistic and is deliberately not offered.
     ///

@@ -57,7 +57,7 @@ impl fmt::Debug for FourierPld {
 }
 
 impl FourierPld {
-    /// Evaluates the PLD density on the grid (KJH20 §5.1 for R, §5.2 for S; spec §9.2), swaps
+    /// Evaluates the PLD density on the grid (KJH20 §5.1 for R, §5.2 for S; THESIS-NOTES §9), swaps
     /// halves, and takes the FFT. `sigma`, `q` are validated by the caller.
     pub(super) fn build(
         relation: FourierRelation,
@@ -130,7 +130,7 @@ impl FourierPld {
 
     /// FA's δ(ε) after `steps` compositions of this mechanism: `get_delta_R` / `get_delta_S`
     /// (fourier-accountant 0.12.11), i.e. dx Σ_{j > j0} (1 − e^{ε − x_j}) c_j with c the
-    /// composed density IFFT(F^steps / dx) (spec §9.3).
+    /// composed density IFFT(F^steps / dx) (THESIS-NOTES §9).
     ///
     /// Computed as Σ_m U_m F_m^steps with U the (cached) inverse DFT of the weights (Parseval;
     /// terms below 1e-30 in modulus are skipped). Agrees with the library to ~1e-13 absolute
@@ -153,8 +153,8 @@ impl FourierPld {
     }
 
     /// Largest k with δ(ε, k) < `target_delta` (0 if already k = 1 fails): the answer of the
-    /// thesis' Algorithm 2 for the minibatch DP penalty (spec §3.4: low 0, high 1024, doubling
-    /// while δ(high) < target, then bisection; the thesis passes ⌊x⌋ to FA).
+    /// thesis' Algorithm 2 for the minibatch DP penalty (THESIS-NOTES §5: low 0, high 1024,
+    /// doubling while δ(high) < target, then bisection; the thesis passes ⌊x⌋ to FA).
     ///
     /// Like the thesis, this assumes δ(ε, k) is increasing in k (true for the exact PLD; FA's
     /// values have round-off ~1e-14, far below the ~1 % change per step near the target). Under
@@ -218,7 +218,7 @@ pub(super) fn check_steps(steps: u64) -> Result<u64> {
     }
 }
 
-/// The PLD density ω(s) of one step on the grid (spec §9.2), with FA's formulas and guards.
+/// The PLD density ω(s) of one step on the grid (THESIS-NOTES §9), with FA's formulas and guards.
 enum Density {
     /// P = (1−q)N(0,σ²) + qN(1,σ²) vs Q = N(0,σ²); zero for j ≤ i0 = ⌊nx(L + ln(1−q))/(2L)⌋.
     R { s2: f64, q: f64, first: usize },

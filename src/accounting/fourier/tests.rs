@@ -1,5 +1,6 @@
 //! Tests of the Fourier accountant against fourier-accountant 0.12.11 reference values
-//! (spec §10.3/§10.4, `ref/accounting/accounting_vectors.csv`, `ref/thesis/iterations_per_experiment.csv`).
+//! (THESIS-NOTES §16; `tests/data/accounting/accounting_vectors.csv`,
+//! `tests/data/thesis/iterations_per_experiment.csv`).
 
 use std::sync::{Mutex, OnceLock};
 
@@ -59,8 +60,9 @@ const SQRT_07: f64 = 0.8366600265340756;
 const SQRT_15: f64 = 1.224744871391589;
 const NX: usize = 1_000_000;
 
-/// Spec §10.3: FA δ values computed with fourier-accountant 0.12.11 on numpy 2.4 (nx 1e6, L 20).
-/// FA δ agrees to round-off only (~1e-14 absolute, spec §9.3), hence an absolute tolerance.
+/// FA δ values computed with fourier-accountant 0.12.11 on numpy 2.4 (nx 1e6, L 20; THESIS-NOTES
+/// §16). FA δ agrees to round-off only (~1e-14 absolute, THESIS-NOTES §9), hence an absolute
+/// tolerance.
 #[test]
 fn spec_10_3_delta_values() {
     let cases: [(FourierRelation, f64, f64, u64, f64); 12] = [
@@ -74,9 +76,9 @@ fn spec_10_3_delta_values() {
         (R, 6.0, SQRT_15, 5039, 1.512539228086265e-13),
         (S, 1.0, 2.0, 10_000, 0.12820938571067156),
         (R, 1.0, 2.0, 10_000, 0.010224911208713773),
-        // (review) pairs of §10.3: sigma = 2 sqrt(0.7) gives ~0 (−3.7e-14, round-off).
+        // THESIS-NOTES §7: sigma = 2 sqrt(0.7) gives ~0 (−3.7e-14, round-off).
         (S, 4.0, 2.0 * SQRT_07, 828, 0.0),
-        // the shift-0.95c example of spec §3.5.1
+        // the shift-0.95c example of THESIS-NOTES §7
         (R, 4.0, SQRT_07 / 0.95168, 4831, 5.80e-4),
     ];
     for (i, &(rel, eps, sigma, k, want)) in cases.iter().enumerate() {
@@ -97,8 +99,8 @@ fn spec_10_3_delta_values() {
     }
 }
 
-/// Spec §10.3: get_epsilon_S(1e-6, sqrt(0.7), 0.01, 828) = 3.999790083736944. FA's Newton stops
-/// at |δ − δ_t| ≤ 1e-10, i.e. ε is determined to ~1e-5/|δ'|; our real-arithmetic Newton stops
+/// THESIS-NOTES §16: get_epsilon_S(1e-6, sqrt(0.7), 0.01, 828) = 3.999790083736944. FA's Newton
+/// stops at |δ − δ_t| ≤ 1e-10, i.e. ε is determined to ~1e-5/|δ'|; our real-arithmetic Newton stops
 /// at a slightly different iterate: 1e-7 (the library's own 7-decimal tolerance).
 #[test]
 fn spec_10_3_epsilon_value() {
@@ -106,8 +108,9 @@ fn spec_10_3_epsilon_value() {
     assert_close("get_epsilon_S", e, 3.999790083736944, 1e-7);
 }
 
-/// Spec §10.4: the library's regression values (its tests use 7 decimals; they were computed
-/// with numpy of 2020, which differs from today's FFT by ~5e-13, spec §10.4).
+/// The library's own regression values (fourier-accountant 0.12.11's test suite, THESIS-NOTES
+/// §16; its tests use 7 decimals; they were computed with numpy of 2020, which differs from
+/// today's FFT by ~5e-13).
 #[test]
 fn spec_10_4_delta_regression() {
     let cases: [Case; 14] = [
@@ -147,7 +150,7 @@ fn spec_10_4_delta_regression() {
     }
 }
 
-/// Spec §10.4: get_epsilon_R / get_epsilon_S regression values (7 decimals in the library).
+/// The library's get_epsilon_R / get_epsilon_S regression values (7 decimals in the library).
 /// FA's δ carries round-off k·η·Σ_m|U_m F_m^k| (relative FFT error η ≈ 1e-16 of each F_m,
 /// amplified k-fold by the power; the sum is ~1–10), in the library and here, independently.
 /// Divided by |δ'(ε)| (~1e-6 at δ = 1e-6) this moves the root: observed |Δε| up to 2.5e-6.
@@ -204,8 +207,8 @@ fn spec_10_4_epsilon_regression() {
     }
 }
 
-/// Spec §10.4 README example: remove/add, σ = 4, q = 0.01, and the heterogeneous composition
-/// (500 × σ 2) + (500 × σ 1). The README (and spec §10.4) say `ncomp = 1000`, but its printed
+/// The library's README example: remove/add, σ = 4, q = 0.01, and the heterogeneous composition
+/// (500 × σ 2) + (500 × σ 1). The README says `ncomp = 1000`, but its printed
 /// outputs are those of ncomp = 1e4: the CSV row sub_pld_poi_03 gives FA get_delta_R(ε 1, σ 4,
 /// q 0.01, k 1e4) = 4.24348475296e-06, and k = 1000 gives δ ≈ 0 (1.9e-15 here).
 #[test]
@@ -225,7 +228,7 @@ fn spec_10_4_readme_examples() {
     );
 }
 
-/// Spec §10.4 "must raise" cases (and the reason each one raises here).
+/// The library test suite's "must raise" cases (and the reason each one raises here).
 #[test]
 fn spec_10_4_must_raise() {
     // S, sigma 0.1, q 0.1: c = 0.1·e^{-50} < 1e-8.
@@ -307,7 +310,7 @@ fn tolerance(row: &std::collections::HashMap<String, String>) -> f64 {
 fn accounting_vectors_csv() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/ref/accounting/accounting_vectors.csv"
+        "/tests/data/accounting/accounting_vectors.csv"
     );
     let mut checked = 0;
     for row in read_csv(path) {
@@ -374,7 +377,7 @@ fn accounting_vectors_csv() {
 fn thesis_iterations_fa() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/ref/thesis/iterations_per_experiment.csv"
+        "/tests/data/thesis/iterations_per_experiment.csv"
     );
     let fa = acct(S, NX, 20.0);
     let mut checked = 0;

@@ -5,8 +5,9 @@
 //! without-replacement: ÷ the statistic's *substitute* sensitivity c (thesis Thm 8; RDP uses it
 //! as is). The Fourier accountant's pair (1−q)N(0,σ²)+qN(±1,σ²) is evaluated with FA's
 //! `sigma` (std ÷ per-record bound) = σ, i.e. with c as the per-record bound: conservative by
-//! design, exactly the thesis' call σ = √τ (spec §3.5.1). A statistic that is a sum of per-record
-//! terms bounded by C has c = 2C. (Reading σ as std ÷ C for RDP would be optimistic by 2×.)
+//! design, exactly the thesis' call σ = √τ (THESIS-NOTES §7). A statistic that is a sum of
+//! per-record terms bounded by C has c = 2C. (Reading σ as std ÷ C for RDP would be optimistic
+//! by 2×.)
 
 use clap::{Args, ValueEnum};
 use dp_mcmc::Error;
