@@ -266,7 +266,7 @@ fn fix_nonfinite_rows(
     scale: &mut [f64],
     mut clipped: u64,
 ) -> u64 {
-    for k in 0..len {
+    for (k, sc) in scale.iter_mut().enumerate().take(len) {
         let row = || cols.iter().skip(k).step_by(len);
         let sq: f64 = row().map(|g| g * g).sum();
         if sq.is_finite() {
@@ -277,10 +277,10 @@ fn fix_nonfinite_rows(
         if row().all(|g| g.is_finite()) {
             let big = row().fold(0.0_f64, |m, g| m.max(g.abs()));
             let norm = big * row().map(|g| (g / big).powi(2)).sum::<f64>().sqrt();
-            scale[k] = if norm > bound { bound / norm } else { 1.0 };
+            *sc = if norm > bound { bound / norm } else { 1.0 };
             clipped -= u64::from(norm <= bound);
         } else {
-            scale[k] = 0.0;
+            *sc = 0.0;
             for g in cols.iter_mut().skip(k).step_by(len) {
                 *g = 0.0;
             }
