@@ -100,12 +100,18 @@ fn spec_10_3_delta_values() {
 }
 
 /// THESIS-NOTES §16: get_epsilon_S(1e-6, sqrt(0.7), 0.01, 828) = 3.999790083736944. FA's Newton
-/// stops at |δ − δ_t| ≤ 1e-10, i.e. ε is determined to ~1e-5/|δ'|; our real-arithmetic Newton stops
-/// at a slightly different iterate: 1e-7 (the library's own 7-decimal tolerance).
+/// stops at |δ − δ_t| ≤ 1e-10, i.e. 1e-4 of δ here, which leaves ε uncertain by about
+/// 1e-10/|δ'(ε)| ≈ 1e-5; our ε is rounded up until δ(ε) ≤ 1e-6 (pessimistic), so it may sit
+/// above the library's value by up to that resolution, never below it by more than 1e-7 (the
+/// library's own 7-decimal tolerance).
 #[test]
 fn spec_10_3_epsilon_value() {
     let e = epsilon(S, 1e-6, SQRT_07, 0.01, 828, NX, 20.0);
-    assert_close("get_epsilon_S", e, 3.999790083736944, 1e-7);
+    let want = 3.999790083736944;
+    assert!(
+        e >= want - 1e-7 && e <= want + 1e-5,
+        "get_epsilon_S: {e} vs {want}"
+    );
 }
 
 /// The library's own regression values (fourier-accountant 0.12.11's test suite, THESIS-NOTES
