@@ -37,7 +37,8 @@ use dp_mcmc::noise::{Lattice, Noise};
 use dp_mcmc::rng::chain_rng;
 use dp_mcmc::samplers::vcorr::vcorr;
 use dp_mcmc::samplers::{
-    DpBarker, DpHmc, DpPenalty, Kernel, MinibatchPenalty, PrivacySpent, ProposalKind, StepInfo,
+    ClipDistance, DpBarker, DpHmc, DpPenalty, Kernel, MinibatchPenalty, PrivacySpent, ProposalKind,
+    StepInfo,
 };
 use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
 
@@ -716,6 +717,40 @@ fn dp_hmc_ratio_noise_is_the_accountants() {
             .collect();
         assert_unit_normal(&z, &what);
     }
+}
+
+/// DP HMC with the thesis' clipping-study distance `|Σ_i(θ'_i − θ_i)|` (2-d, so it differs from
+/// `‖θ' − θ‖₂`): the ratio noise must be calibrated to the bound the ratios are clipped at.
+/// Before the fix the noise used `‖θ' − θ‖₂` whatever the clip distance, so the standardised
+/// draws had variance `E[(‖s‖₂/|Σs|)²] ≠ 1` and this test failed. Same α as above.
+#[test]
+fn dp_hmc_ratio_noise_follows_the_clip_distance() {
+    let (tau_l, b_l, eta, l, n) = (0.3, 1e6, 1e-7, 3, 16);
+    let what = "DP HMC ratio, |Σ diff| clip distance";
+    let d = Rows::new(signs(n / 2, n / 2), signs(n / 2, n / 2), 2, 1.0);
+    let d2 = d.flip_ratio(0);
+    let mut kernel = DpHmc::builder()
+        .tau_l(tau_l)
+        .tau_g(1.0)
+        .grad_clip_bound(0.1)
+        .clip_bound(b_l)
+        .leapfrog_steps(l)
+        .step_size(eta)
+        .kernel(&d)
+        .unwrap();
+    kernel.clip_distance = ClipDistance::AbsSumThesis;
+    let nm = tau_l * (n as f64).sqrt();
+    let z: Vec<f64> = (0..DRAWS)
+        .map(|i| {
+            let (x, x2, step) = pair(&kernel, &d, &d2, &[0.0, 0.0], i);
+            let c = 2.0 * b_l * step.iter().sum::<f64>().abs();
+            let sens = (x.log_alpha - x2.log_alpha).abs();
+            assert_rel(sens, c, 1e-9, what);
+            let sd = nm * sens;
+            (x.log_alpha + 0.5 * sd * sd) / sd
+        })
+        .collect();
+    assert_unit_normal(&z, what);
 }
 
 // ---------------------------------------------------------------------------------------------
