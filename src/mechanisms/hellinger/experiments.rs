@@ -4,9 +4,27 @@
 //! Streams: setting `s` (a data size or a prior) draws the exponential mechanism from
 //! `chain_rng(seed, 2 s)` and the Laplace baseline from `chain_rng(seed, 2 s + 1)`, so results
 //! do not depend on the thread count.
+//!
+//! # Reproducing the authors' code
+//! The paper's figures come from its authors' Python code (public repository
+//! `JiawenUB/DP-Bayesian-Inference`), which differs from the paper's text in three places; each
+//! is an option here, off by default:
+//! * the smooth sensitivity's distance and γ ([`SensitivityScope::AuthorsCode`]),
+//! * the Laplace baseline ([`LaplaceVariant::AuthorsCode`]),
+//! * from 26 July 2018 (after Figure 3, before Figures 1 and 2), the "Hellinger distance"
+//!   itself: their `gen_betaln` divides `Σ ln Γ(α_i)` by `ln(Σα)` instead of subtracting
+//!   `ln Γ(Σα)` ([`DistanceMeasure::AuthorsGenBetaln`]), in the mechanism's utility, its
+//!   sensitivities and the plotted error.
+//!
+//! [`SizeExperiment::authors_code`] / [`PriorExperiment::authors_code`] switch on the first two
+//! and `authors_gen_betaln` the third. With all three, the Beta-Binomial crossover of the exact
+//! expected errors moves from n ≈ 1830 to n ≈ 650, the paper's number; with the first two, the
+//! exponential mechanism wins the (5, 5, 5) experiment from a prior of about 5 on, as in the
+//! paper's Figure 3.
 
 use crate::error::{Error, Result, check};
-use crate::mechanisms::hellinger::laplace_baseline::LaplaceBaseline;
+use crate::mechanisms::hellinger::distance::DistanceMeasure;
+use crate::mechanisms::hellinger::laplace_baseline::{LaplaceBaseline, LaplaceVariant};
 use crate::mechanisms::hellinger::mechanism::HellingerMechanism;
 use crate::mechanisms::hellinger::model::DirichletMultinomial;
 use crate::mechanisms::hellinger::smooth_sensitivity::SensitivityScope;
@@ -42,7 +60,8 @@ pub struct ErrorSample {
     pub prior_strength: f64,
     /// Run index.
     pub run: usize,
-    /// Hellinger distance between the true and the released posterior.
+    /// Distance between the true and the released posterior, in the experiment's error
+    /// measure (the Hellinger distance by default).
     pub error: f64,
 }
 
@@ -129,6 +148,12 @@ pub struct SizeExperiment {
     pub seed: u64,
     /// Data sets the smooth sensitivity ranges over (default: all, as Theorem 4.1 needs).
     pub scope: SensitivityScope,
+    /// The Laplace baseline's noise and consistency step (default ours).
+    pub laplace: LaplaceVariant,
+    /// The exponential mechanism's utility (default the Hellinger distance).
+    pub utility: DistanceMeasure,
+    /// What the errors measure (default the Hellinger distance).
+    pub error_measure: DistanceMeasure,
 }
 
 impl SizeExperiment {
@@ -154,7 +179,44 @@ impl SizeExperiment {
             runs,
             seed: 2018,
             scope: SensitivityScope::AllDataSets,
+            laplace: LaplaceVariant::Continuous,
+            utility: DistanceMeasure::Hellinger,
+            error_measure: DistanceMeasure::Hellinger,
         }
+    }
+
+    /// The authors' smooth sensitivity and Laplace baseline
+    /// ([`SensitivityScope::AuthorsCode`], [`LaplaceVariant::AuthorsCode`]); see the module docs.
+    /// No privacy claim is made for the resulting exponential mechanism.
+    #[must_use]
+    pub fn authors_code(mut self) -> Self {
+        self.scope = SensitivityScope::AuthorsCode;
+        self.laplace = LaplaceVariant::AuthorsCode;
+        self
+    }
+
+    /// The authors' `gen_betaln` quantity (**not** the Hellinger distance) as the exponential
+    /// mechanism's utility and as the error measure ([`DistanceMeasure::AuthorsGenBetaln`]).
+    ///
+    /// ```
+    /// use dp_mcmc::mechanisms::hellinger::SizeExperiment;
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// // Exact expected errors at n = 600 and 700 (1 sampled run each).
+    /// let theirs = SizeExperiment::beta_binomial(vec![600, 700], 1)
+    ///     .authors_code()
+    ///     .authors_gen_betaln()
+    ///     .run()?;
+    /// let x = theirs.crossover_n().expect("crosses between 600 and 700");
+    /// assert!(x > 600.0 && x < 700.0); // the paper: about 650
+    /// let ours = SizeExperiment::beta_binomial(vec![600, 700], 1).run()?;
+    /// assert_eq!(ours.crossover_n(), None); // ours crosses near 1830
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn authors_gen_betaln(mut self) -> Self {
+        self.utility = DistanceMeasure::AuthorsGenBetaln;
+        self.error_measure = DistanceMeasure::AuthorsGenBetaln;
+        self
     }
 
     /// Figure 2: Dir(1, 1, 1) prior, proportions (0.2, 0.3, 0.5), ε = 0.8, δ = 1e-8.
@@ -185,19 +247,19 @@ impl SizeExperiment {
         let model = DirichletMultinomial::new(self.prior.clone())?;
         check::at_least_one("runs", self.runs)?;
         let mut out = ExperimentResult::default();
+        let options = Options {
+            epsilon: self.epsilon,
+            delta: self.delta,
+            runs: self.runs,
+            seed: self.seed,
+            scope: self.scope,
+            laplace: self.laplace,
+            utility: self.utility,
+            error_measure: self.error_measure,
+        };
         for (s, &n) in self.sizes.iter().enumerate() {
             let counts = model.counts_from_proportions(&self.proportions, n)?;
-            run_setting(
-                &model,
-                &counts,
-                self.epsilon,
-                self.delta,
-                self.runs,
-                self.seed,
-                self.scope,
-                s as u64,
-                &mut out,
-            )?;
+            run_setting(&model, &counts, &options, s as u64, &mut out)?;
         }
         Ok(out)
     }
@@ -220,6 +282,12 @@ pub struct PriorExperiment {
     pub seed: u64,
     /// Data sets the smooth sensitivity ranges over (default: all, as Theorem 4.1 needs).
     pub scope: SensitivityScope,
+    /// The Laplace baseline's noise and consistency step (default ours).
+    pub laplace: LaplaceVariant,
+    /// The exponential mechanism's utility (default the Hellinger distance).
+    pub utility: DistanceMeasure,
+    /// What the errors measure (default the Hellinger distance).
+    pub error_measure: DistanceMeasure,
 }
 
 impl PriorExperiment {
@@ -242,7 +310,38 @@ impl PriorExperiment {
             runs,
             seed: 2018,
             scope: SensitivityScope::AllDataSets,
+            laplace: LaplaceVariant::Continuous,
+            utility: DistanceMeasure::Hellinger,
+            error_measure: DistanceMeasure::Hellinger,
         }
+    }
+
+    /// The authors' smooth sensitivity and Laplace baseline, as in
+    /// [`SizeExperiment::authors_code`]. Their Figure 3 predates `gen_betaln`: it used the
+    /// Hellinger distance, so this alone reproduces it.
+    ///
+    /// ```
+    /// use dp_mcmc::mechanisms::hellinger::{LaplaceVariant, PriorExperiment};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let theirs = PriorExperiment::paper(vec![10.0], 20).authors_code();
+    /// assert_eq!(theirs.laplace, LaplaceVariant::AuthorsCode);
+    /// assert_eq!(theirs.run()?.summary.len(), 1);
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn authors_code(mut self) -> Self {
+        self.scope = SensitivityScope::AuthorsCode;
+        self.laplace = LaplaceVariant::AuthorsCode;
+        self
+    }
+
+    /// The authors' `gen_betaln` quantity as utility and error measure, as in
+    /// [`SizeExperiment::authors_gen_betaln`].
+    #[must_use]
+    pub fn authors_gen_betaln(mut self) -> Self {
+        self.utility = DistanceMeasure::AuthorsGenBetaln;
+        self.error_measure = DistanceMeasure::AuthorsGenBetaln;
+        self
     }
 
     /// Run the experiment.
@@ -252,42 +351,55 @@ impl PriorExperiment {
     pub fn run(&self) -> Result<ExperimentResult> {
         check::at_least_one("runs", self.runs)?;
         let mut out = ExperimentResult::default();
+        let options = Options {
+            epsilon: self.epsilon,
+            delta: self.delta,
+            runs: self.runs,
+            seed: self.seed,
+            scope: self.scope,
+            laplace: self.laplace,
+            utility: self.utility,
+            error_measure: self.error_measure,
+        };
         for (s, &a) in self.strengths.iter().enumerate() {
             let model = DirichletMultinomial::balanced(self.counts.len(), a)?;
-            run_setting(
-                &model,
-                &self.counts,
-                self.epsilon,
-                self.delta,
-                self.runs,
-                self.seed,
-                self.scope,
-                s as u64,
-                &mut out,
-            )?;
+            run_setting(&model, &self.counts, &options, s as u64, &mut out)?;
         }
         Ok(out)
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_setting(
-    model: &DirichletMultinomial,
-    counts: &[u64],
+/// The settings shared by every setting of one experiment.
+struct Options {
     epsilon: f64,
     delta: f64,
     runs: usize,
     seed: u64,
     scope: SensitivityScope,
+    laplace: LaplaceVariant,
+    utility: DistanceMeasure,
+    error_measure: DistanceMeasure,
+}
+
+fn run_setting(
+    model: &DirichletMultinomial,
+    counts: &[u64],
+    o: &Options,
     setting: u64,
     out: &mut ExperimentResult,
 ) -> Result<()> {
+    let (runs, seed) = (o.runs, o.seed);
     let n: u64 = counts.iter().sum();
     if n == 0 {
         return Err(Error::invalid("sizes", n, "every data size must be >= 1"));
     }
-    let exp = HellingerMechanism::new(model.clone(), epsilon, delta)?.sensitivity_scope(scope);
-    let lap = LaplaceBaseline::new(model.clone(), epsilon)?;
+    let exp = HellingerMechanism::new(model.clone(), o.epsilon, o.delta)?
+        .sensitivity_scope(o.scope)
+        .utility(o.utility)
+        .error_measure(o.error_measure);
+    let lap = LaplaceBaseline::new(model.clone(), o.epsilon)?
+        .variant(o.laplace)
+        .error_measure(o.error_measure);
     let prepared = exp.prepare(counts)?;
     let strength = model.prior()[0];
     let mut rng = chain_rng(seed, 2 * setting);

@@ -23,11 +23,9 @@ use statrs::function::gamma::ln_gamma;
 
 use crate::error::{Error, Result, check};
 use crate::mechanisms::hellinger::candidates::{candidate_count, for_each_candidate};
-use crate::mechanisms::hellinger::distance::hellinger_from_log_affinity;
+use crate::mechanisms::hellinger::distance::DistanceMeasure;
 use crate::mechanisms::hellinger::model::DirichletMultinomial;
-use crate::mechanisms::hellinger::smooth_sensitivity::{
-    SensitivityScope, SensitivityTables, gamma_for,
-};
+use crate::mechanisms::hellinger::smooth_sensitivity::{SensitivityScope, SensitivityTables};
 
 /// Default cap on the number of candidate posteriors (about a minute of work in release).
 pub const DEFAULT_MAX_CANDIDATES: u128 = 20_000_000_000;
@@ -40,7 +38,10 @@ pub const DEFAULT_MAX_CANDIDATES: u128 = 20_000_000_000;
 /// [`crate::mechanisms::hellinger::smooth_sensitivity::gamma`] (for k > 2 with the full range
 /// size, see there), `S` from [`SensitivityTables::smooth`], replace-one adjacency (n public).
 /// The test suite checks the (ε, δ) inequality exactly on small n by enumerating every output
-/// and every pair of neighbouring data sets.
+/// and every pair of neighbouring data sets. This holds for the defaults only: the options
+/// [`SensitivityScope::PaperNeighbours`], [`SensitivityScope::AuthorsCode`] and
+/// [`DistanceMeasure::AuthorsGenBetaln`] reproduce the paper's numbers and carry no privacy
+/// claim.
 ///
 /// # Numerics
 /// γ is rounded down and `S` up (by an explicit bound on the ln Γ cancellation error), so both
@@ -56,6 +57,8 @@ pub struct HellingerMechanism {
     delta: f64,
     max_candidates: u128,
     scope: SensitivityScope,
+    utility: DistanceMeasure,
+    error_measure: DistanceMeasure,
 }
 
 /// One released posterior.
@@ -65,7 +68,8 @@ pub struct Release {
     pub counts: Vec<u64>,
     /// The released posterior parameters `α + r`.
     pub posterior: Vec<f64>,
-    /// Its Hellinger distance to the true posterior (the error).
+    /// Its distance to the true posterior (the error), in the mechanism's error measure
+    /// (the Hellinger distance by default, see [`HellingerMechanism::error_measure`]).
     pub error: f64,
 }
 
@@ -77,6 +81,9 @@ pub struct PreparedRelease {
     n: usize,
     table: Vec<f64>,
     scale: f64,
+    utility: DistanceMeasure,
+    error_measure: DistanceMeasure,
+    total: f64,
     gamma: f64,
     local_sensitivity: f64,
     smooth_sensitivity: f64,
@@ -111,6 +118,8 @@ impl HellingerMechanism {
             delta,
             max_candidates: DEFAULT_MAX_CANDIDATES,
             scope: SensitivityScope::AllDataSets,
+            utility: DistanceMeasure::Hellinger,
+            error_measure: DistanceMeasure::Hellinger,
         })
     }
 
@@ -130,6 +139,34 @@ impl HellingerMechanism {
         self
     }
 
+    /// Choose the utility's distance (and so its sensitivities); the default
+    /// [`DistanceMeasure::Hellinger`] is the paper's mechanism.
+    /// [`DistanceMeasure::AuthorsGenBetaln`] is what the authors' code used for the paper's
+    /// Figure 1; it is not the Hellinger distance and Theorem 4.1 does not cover it.
+    ///
+    /// ```
+    /// use dp_mcmc::mechanisms::hellinger::{DirichletMultinomial, DistanceMeasure, HellingerMechanism};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let m = HellingerMechanism::new(DirichletMultinomial::beta_binomial(1.0, 1.0)?, 0.8, 1e-8)?;
+    /// let theirs = m.clone().utility(DistanceMeasure::AuthorsGenBetaln);
+    /// // A smaller "distance" gives a smaller sensitivity.
+    /// assert!(theirs.prepare(&[30, 270])?.smooth_sensitivity() < m.prepare(&[30, 270])?.smooth_sensitivity());
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn utility(mut self, measure: DistanceMeasure) -> Self {
+        self.utility = measure;
+        self
+    }
+
+    /// Choose what [`Release::error`] and [`PreparedRelease::expected_error`] measure (default
+    /// the Hellinger distance).
+    #[must_use]
+    pub fn error_measure(mut self, measure: DistanceMeasure) -> Self {
+        self.error_measure = measure;
+        self
+    }
+
     /// The model.
     pub fn model(&self) -> &DirichletMultinomial {
         &self.model
@@ -145,12 +182,14 @@ impl HellingerMechanism {
         self.delta
     }
 
-    /// γ(ε, δ) of Theorem 4.1 for data size `n`.
+    /// γ(ε, δ) of Theorem 4.1 for data size `n` (the authors' variant under
+    /// [`SensitivityScope::AuthorsCode`], see [`SensitivityScope::gamma`]).
     ///
     /// # Errors
     /// Never for a constructed mechanism (ε, δ were checked); kept fallible for uniformity.
     pub fn gamma(&self, n: u64) -> Result<f64> {
-        gamma_for(self.epsilon, self.delta, n, self.model.k())
+        self.scope
+            .gamma(self.epsilon, self.delta, n, self.model.k())
     }
 
     /// Validate counts and return n.
@@ -186,7 +225,7 @@ impl HellingerMechanism {
     pub fn prepare(&self, counts: &[u64]) -> Result<PreparedRelease> {
         let n = self.check(counts)?;
         let gamma = self.gamma(n)?;
-        let tables = SensitivityTables::new(&self.model, n)?;
+        let tables = SensitivityTables::new(&self.model, n)?.with_measure(self.utility);
         let local = tables.local(counts)?;
         let smooth = tables.smooth_with(counts, gamma, self.scope)?;
         let n_us = n as usize;
@@ -208,6 +247,9 @@ impl HellingerMechanism {
             n: n_us,
             table,
             scale,
+            utility: self.utility,
+            error_measure: self.error_measure,
+            total: self.model.prior().iter().sum::<f64>() + n as f64,
             gamma,
             local_sensitivity: local,
             smooth_sensitivity: smooth,
@@ -272,11 +314,16 @@ impl PreparedRelease {
         &self.table[i * (self.n + 1)..(i + 1) * (self.n + 1)]
     }
 
-    /// (weight, distance) of a candidate with log-affinity `la`.
+    /// (weight, error) of a candidate with log-affinity `la`.
     #[inline]
     fn weight(&self, la: f64) -> (f64, f64) {
-        let h = hellinger_from_log_affinity(la);
-        ((-self.scale * h).exp(), h)
+        let u = self.utility.from_log_affinity(la, self.total);
+        let e = if self.error_measure == self.utility {
+            u
+        } else {
+            self.error_measure.from_log_affinity(la, self.total)
+        };
+        ((-self.scale * u).exp(), e)
     }
 
     /// (Σ w, Σ w H) over count vectors `(r_j, …, r_{k−1})` summing to `m`, given the partial
@@ -378,11 +425,11 @@ impl PreparedRelease {
         Release {
             counts: out,
             posterior,
-            error: hellinger_from_log_affinity(la),
+            error: self.error_measure.from_log_affinity(la, self.total),
         }
     }
 
-    /// The exact expected error `E[H(BI(x), r)]` under the mechanism.
+    /// The exact expected error `E[H(BI(x), r)]` under the mechanism (in its error measure).
     pub fn expected_error(&self) -> f64 {
         self.expected_error
     }

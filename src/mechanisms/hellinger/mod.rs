@@ -26,7 +26,7 @@
 //! * **Candidate set.** All posteriors `Dir(α + r)` with integer `r ≥ 0`, `Σ r = n` (n public),
 //!   exactly the paper's `R_post`; no pruning of far candidates (the sampler is exact).
 //! * **Local sensitivity.** Equal to the largest Hellinger distance to a neighbour's posterior
-//!   (triangle inequality; see [`smooth_sensitivity`]), computed in closed form.
+//!   (triangle inequality; see [`mod@smooth_sensitivity`]), computed in closed form.
 //! * **Distance in the smooth sensitivity.** Rows changed (`‖c − c'‖₁/2`), not the histogram ℓ1
 //!   distance, so that `S` is γ-smooth for the paper's adjacency (pessimistic: larger `S`).
 //! * **γ.** Theorem 4.1's `ln(1 − ε/(2 ln(δ/(2(n+1)))))` for Beta-Binomial; for
@@ -37,6 +37,15 @@
 //!   [`laplace_baseline`]).
 //! * **Data sets.** "Datasets of mean (0.1, 0.9)" are taken as deterministic counts
 //!   `round(p_i n)` (the paper averages over mechanism randomness only).
+//! * **The authors' code.** The paper's figures were computed by its authors' Python code
+//!   (public repository `JiawenUB/DP-Bayesian-Inference`), which departs from the text in its
+//!   smooth sensitivity ([`SensitivityScope::AuthorsCode`]), its Laplace baseline
+//!   ([`LaplaceVariant::AuthorsCode`]) and, for Figures 1 and 2, its "Hellinger distance": the
+//!   helper `gen_betaln` divides `Σ ln Γ(α_i)` by `ln(Σα)` instead of subtracting `ln Γ(Σα)`
+//!   ([`DistanceMeasure::AuthorsGenBetaln`], not the Hellinger distance). Each is an option, off
+//!   by default; together they move the Beta-Binomial crossover from n ≈ 1830 (the paper's
+//!   mechanism as written, with either sensitivity convention) to the paper's n ≈ 650 (see
+//!   [`experiments`]).
 //!
 //! The test suite checks the (ε, δ) inequality of the resulting mechanism exactly on small n.
 
@@ -49,12 +58,17 @@ pub mod model;
 pub mod smooth_sensitivity;
 
 pub use candidates::{candidate_count, for_each_candidate, ln_candidate_count};
-pub use distance::{hellinger_beta, hellinger_dirichlet, ln_beta, log_affinity_dirichlet};
+pub use distance::{
+    DistanceMeasure, authors_gen_betaln_distance, hellinger_beta, hellinger_dirichlet, ln_beta,
+    log_affinity_dirichlet,
+};
 pub use experiments::{
     ErrorSample, ErrorSummary, ExperimentResult, MechanismKind, PriorExperiment, SizeExperiment,
     crossover,
 };
-pub use laplace_baseline::{LaplaceBaseline, LaplaceRelease, project_to_simplex};
+pub use laplace_baseline::{
+    LaplaceBaseline, LaplaceRelease, LaplaceVariant, authors_floor_remainder, project_to_simplex,
+};
 pub use mechanism::{HellingerMechanism, PreparedRelease, Release};
 pub use model::DirichletMultinomial;
 pub use smooth_sensitivity::{SensitivityScope, gamma, local_sensitivity, smooth_sensitivity};

@@ -20,7 +20,7 @@ use statrs::function::gamma::ln_gamma;
 
 use crate::error::{Error, Result, check};
 use crate::mechanisms::hellinger::candidates::ln_candidate_count;
-use crate::mechanisms::hellinger::distance::hellinger_from_log_affinity;
+use crate::mechanisms::hellinger::distance::DistanceMeasure;
 use crate::mechanisms::hellinger::model::DirichletMultinomial;
 
 /// Which data sets `x'` the maximum of equation (1) ranges over.
@@ -35,6 +35,30 @@ pub enum SensitivityScope {
     /// does not cover it; offered to reproduce the paper's numbers. See the crate's report of
     /// the exact privacy check for what it does to (ε, δ).
     PaperNeighbours,
+    /// What the authors' experiment code computes (`_set_SS` in the public repository
+    /// `JiawenUB/DP-Bayesian-Inference`, July 2018): every data set of size n, with `d` the
+    /// histogram ℓ1 distance (their `Hamming_Distance`, 2 per changed row) and
+    /// `γ = ln(1 − ε / (2 ln(δ / (2n))))` (their `beta`, with `n` where Theorem 4.1 has
+    /// `n + 1`). The discount `e^{−γ ℓ1} = e^{−2γ·rows}` makes `S` only 2γ-smooth, so
+    /// Theorem 4.1 does not cover it. One difference remains: their local sensitivity also
+    /// moves a row out of a category with count 0 when its prior parameter exceeds 1 (a data
+    /// set that does not exist); ours does not. Offered to reproduce the paper's figures.
+    AuthorsCode,
+}
+
+impl SensitivityScope {
+    /// γ this scope uses for `n` rows and `k` categories: [`gamma_for`] for
+    /// [`SensitivityScope::AllDataSets`] and [`SensitivityScope::PaperNeighbours`], the
+    /// authors' `ln(1 − ε / (2 ln(δ / (2n))))` for [`SensitivityScope::AuthorsCode`].
+    ///
+    /// # Errors
+    /// As [`gamma`].
+    pub fn gamma(&self, epsilon: f64, delta: f64, n: u64, k: usize) -> Result<f64> {
+        match self {
+            SensitivityScope::AuthorsCode => gamma(epsilon, delta, (n as f64).ln()),
+            _ => gamma_for(epsilon, delta, n, k),
+        }
+    }
 }
 
 /// γ of Theorem 4.1 for a candidate set of size `|R|` given by its log:
@@ -92,6 +116,10 @@ pub struct SensitivityTables {
     min_g: f64,
     /// Bound on the float error of a log-affinity `g_i + g_j` (ln Γ values cancel).
     la_err: f64,
+    /// The distance the utility uses (Hellinger unless reproducing the authors' code).
+    measure: DistanceMeasure,
+    /// `Σα + n`, the common total of every posterior compared.
+    total: f64,
 }
 
 impl SensitivityTables {
@@ -138,7 +166,20 @@ impl SensitivityTables {
             g,
             min_g,
             la_err,
+            measure: DistanceMeasure::Hellinger,
+            total: model.prior().iter().sum::<f64>() + n as f64,
         })
+    }
+
+    /// Measure sensitivities with `measure` instead of the Hellinger distance. For
+    /// [`DistanceMeasure::AuthorsGenBetaln`] the local sensitivity is the largest such
+    /// "distance" to a neighbour's posterior, as the authors' code computes it; that quantity
+    /// is not a metric, so the triangle-inequality argument of the module docs does not apply
+    /// and no privacy claim is made for it.
+    #[must_use]
+    pub fn with_measure(mut self, measure: DistanceMeasure) -> Self {
+        self.measure = measure;
+        self
     }
 
     /// Local sensitivity at `counts` (which must sum to the tables' `n`): the largest Hellinger
@@ -179,7 +220,7 @@ impl SensitivityTables {
     /// Hellinger distance for a computed log-affinity, rounded up by the float error bound
     /// (sensitivities are never understated).
     fn upper_h(&self, la: f64) -> f64 {
-        hellinger_from_log_affinity(la - self.la_err)
+        self.measure.from_log_affinity(la - self.la_err, self.total)
     }
 
     /// An upper bound on the local sensitivity over every data set of size `n`.
@@ -253,13 +294,16 @@ impl SensitivityTables {
         Ok(best)
     }
 
-    /// [`SensitivityTables::smooth`] or the paper's neighbours-only variant, per `scope`.
+    /// [`SensitivityTables::smooth`], the paper's neighbours-only variant or the authors' code,
+    /// per `scope` (`gamma` from [`SensitivityScope::gamma`]).
     ///
     /// # Errors
     /// As [`SensitivityTables::smooth`].
     pub fn smooth_with(&self, counts: &[u64], gamma: f64, scope: SensitivityScope) -> Result<f64> {
         match scope {
             SensitivityScope::AllDataSets => self.smooth(counts, gamma),
+            // Histogram ℓ1 = 2 × rows changed: the same maximum with 2γ per row.
+            SensitivityScope::AuthorsCode => self.smooth(counts, 2.0 * gamma),
             SensitivityScope::PaperNeighbours => {
                 check::positive("gamma", gamma)?;
                 let mut best = self.local(counts)?;
