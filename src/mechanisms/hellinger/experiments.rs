@@ -282,7 +282,7 @@ fn run_setting(
     setting: u64,
     out: &mut ExperimentResult,
 ) -> Result<()> {
-    let n: u64 = counts.iter().sum();
+    let n = super::model::total(counts)?;
     if n == 0 {
         return Err(Error::invalid("sizes", n, "every data size must be >= 1"));
     }
