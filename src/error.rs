@@ -75,25 +75,45 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     /// Shorthand for [`Error::InvalidParameter`].
+    ///
+    /// A value that prints as a very long decimal (`1e308` as 309 digits) is shown in
+    /// scientific notation.
     pub fn invalid(name: &'static str, value: impl Display, reason: impl Into<String>) -> Self {
+        let mut value = value.to_string();
+        if value.len() > 24
+            && let Ok(x) = value.parse::<f64>()
+        {
+            value = num(x);
+        }
         Error::InvalidParameter {
             name,
-            value: value.to_string(),
+            value,
             reason: reason.into(),
         }
     }
 }
 
+/// `x` for an error message: plain decimals for ordinary magnitudes, scientific notation for
+/// huge or tiny ones (`1e308`, not 309 digits).
+pub fn num(x: f64) -> String {
+    let a = x.abs();
+    if !x.is_finite() || a == 0.0 || (1e-5..1e16).contains(&a) {
+        x.to_string()
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// Parameter checks shared by every constructor (statrs style: validate once, then trust).
 pub mod check {
-    use super::{Error, Result};
+    use super::{Error, Result, num};
 
     /// `x` must be finite and `> 0`.
     pub fn positive(name: &'static str, x: f64) -> Result<f64> {
         if x.is_finite() && x > 0.0 {
             Ok(x)
         } else {
-            Err(Error::invalid(name, x, "must be a finite number > 0"))
+            Err(Error::invalid(name, num(x), "must be a finite number > 0"))
         }
     }
 
@@ -102,7 +122,7 @@ pub mod check {
         if x.is_finite() && x >= 0.0 {
             Ok(x)
         } else {
-            Err(Error::invalid(name, x, "must be a finite number >= 0"))
+            Err(Error::invalid(name, num(x), "must be a finite number >= 0"))
         }
     }
 
@@ -111,7 +131,7 @@ pub mod check {
         if x.is_finite() {
             Ok(x)
         } else {
-            Err(Error::invalid(name, x, "must be a finite number"))
+            Err(Error::invalid(name, num(x), "must be a finite number"))
         }
     }
 
@@ -120,7 +140,11 @@ pub mod check {
         if x > 0.0 && x < 1.0 {
             Ok(x)
         } else {
-            Err(Error::invalid(name, x, "must lie strictly between 0 and 1"))
+            Err(Error::invalid(
+                name,
+                num(x),
+                "must lie strictly between 0 and 1",
+            ))
         }
     }
 
@@ -129,7 +153,7 @@ pub mod check {
         if x > 0.0 && x <= 1.0 {
             Ok(x)
         } else {
-            Err(Error::invalid(name, x, "must lie in (0, 1]"))
+            Err(Error::invalid(name, num(x), "must lie in (0, 1]"))
         }
     }
 
@@ -139,6 +163,27 @@ pub mod check {
             Ok(k)
         } else {
             Err(Error::invalid(name, k, "must be at least 1"))
+        }
+    }
+
+    /// Most `f64` values a constructor allocates on the caller's behalf (data generators,
+    /// tables): 2^30, i.e. 8 GiB.
+    pub const MAX_VALUES: u128 = 1 << 30;
+
+    /// `count` items of `per_item` `f64` values each must fit in [`MAX_VALUES`]; `name` is the
+    /// count's parameter.
+    pub fn values(name: &'static str, count: u128, per_item: u128) -> Result<()> {
+        if count.saturating_mul(per_item) <= MAX_VALUES {
+            Ok(())
+        } else {
+            Err(Error::invalid(
+                name,
+                count,
+                format!(
+                    "{count} × {per_item} values would take more than 8 GiB (at most 2^30 \
+                     values); use a smaller {name}"
+                ),
+            ))
         }
     }
 

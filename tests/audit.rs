@@ -2,7 +2,7 @@
 //!
 //! For each kernel we draw its one-step release many times (seeded) on a worst-case pair of
 //! neighbouring data sets and compute a statistically valid LOWER bound on ε at the δ the
-//! accountant reports, with the threshold test of `tests/common` (Clopper-Pearson bounds,
+//! accountant reports, with the threshold test of `tests/audit_stats` (Clopper-Pearson bounds,
 //! Bonferroni over a threshold grid fixed before the draws; confidence `1 − ALPHA` per audit).
 //! Each audit checks two things:
 //! * the correct kernel's lower bound stays at or below the ε its accountant charges for that
@@ -31,11 +31,11 @@
 //!
 //! `cargo test --test audit -- --nocapture` prints every bound.
 
-mod common;
+mod audit_stats;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use common::{AuditBound, audit, cp_lower, cp_upper, grid};
+use audit_stats::{AuditBound, audit, cp_lower, cp_upper, grid};
 use dp_mcmc::accounting::{
     Accountant, Fourier, Method, PrivacyEvent, cks_zcdp_epsilon, pld_epsilon,
 };

@@ -163,11 +163,11 @@ impl Rdp {
             ));
         }
         for &a in &orders {
-            if !(a.is_finite() && a > 1.0) {
+            if !(a.is_finite() && a > 1.0 && a <= super::rdp::MAX_RDP_ORDER) {
                 return Err(Error::invalid(
                     "orders",
                     a,
-                    "every order must be finite and > 1",
+                    "every order must be finite, > 1 and at most 10000",
                 ));
             }
         }
@@ -294,7 +294,7 @@ impl Rdp {
                     let q = wor_rate(*n, *batch_size)?;
                     let s = inner_gaussian(inner).ok_or_else(|| unsupported("RDP", inner))??;
                     Box::new(move |a: f64| {
-                        if a.fract() == 0.0 && a >= 2.0 && a <= f64::from(u32::MAX) {
+                        if a.fract() == 0.0 && (2.0..=super::rdp::MAX_RDP_ORDER).contains(&a) {
                             wor_rdp(q, s, a as u32, wor)
                         } else {
                             f64::INFINITY

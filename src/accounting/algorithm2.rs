@@ -3,9 +3,10 @@
 
 use crate::error::{Error, Result};
 
-/// Largest power-of-two bound the doubling phase may reach (2^53: integers beyond are not exact
-/// in f64).
-const HIGH_CAP: f64 = 9_007_199_254_740_992.0;
+/// The largest iteration count the accountants are evaluated at: 10^15 (below 2^53, so every
+/// count up to it is exact in f64). A budget allowing more is reported as out of range (an
+/// error), never rounded to a count the accountant was not checked at.
+pub const MAX_ITERATIONS: u64 = 1_000_000_000_000_000;
 
 /// Algorithm 2 exactly as the thesis code runs it, for an accountant `f` increasing in k
 /// (δ(ε; k) or ε(δ; k)):
@@ -21,7 +22,8 @@ const HIGH_CAP: f64 = 9_007_199_254_740_992.0;
 /// `f` is called at real arguments; accountants that need an integer floor it themselves.
 ///
 /// # Errors
-/// Propagates errors of `f`; [`Error::Numerical`] if `high` would pass 2^53 or `f` returns NaN.
+/// Propagates errors of `f`; [`Error::Numerical`] if `f` returns NaN or the budget allows more
+/// than [`MAX_ITERATIONS`] (`f(10^15) < target`, or `low` above it).
 ///
 /// # Examples
 /// ```
@@ -30,9 +32,47 @@ const HIGH_CAP: f64 = 9_007_199_254_740_992.0;
 /// let k = algorithm2(|k| Ok(k / 100.0), 0.505, 0.0, 1.0)?;
 /// assert_eq!(k, 50);
 /// assert!(algorithm2(|_| Ok(f64::NAN), 0.5, 0.0, 1.0).is_err());
+/// // A budget beyond 10^15 iterations is out of range, not rounded.
+/// assert!(algorithm2(|k| Ok(k * 1e-20), 0.5, 0.0, 1.0).is_err());
 /// # Ok::<(), dp_mcmc::Error>(())
 /// ```
 pub fn algorithm2(f: impl Fn(f64) -> Result<f64>, target: f64, low: f64, high: f64) -> Result<u64> {
+    capped(f, target, low, high)?.ok_or_else(|| Error::Numerical {
+        what: "algorithm2",
+        reason: format!(
+            "the budget allows more than {MAX_ITERATIONS} (10^15) iterations, the largest count \
+             the accountants are evaluated at; use a smaller epsilon or less noise"
+        ),
+    })
+}
+
+/// The error for a budget `epsilon` that allows more than [`MAX_ITERATIONS`] iterations.
+pub(crate) fn beyond_cap(epsilon: f64) -> Error {
+    Error::invalid(
+        "epsilon",
+        crate::error::num(epsilon),
+        "allows more than 10^15 iterations; the accountants are evaluated up to \
+         10^15 iterations: use a smaller epsilon (or less noise, e.g. a smaller tau)",
+    )
+}
+
+/// `k` if it is at most [`MAX_ITERATIONS`], else [`beyond_cap`].
+pub(crate) fn within_cap(k: u64, epsilon: f64) -> Result<u64> {
+    if k > MAX_ITERATIONS {
+        Err(beyond_cap(epsilon))
+    } else {
+        Ok(k)
+    }
+}
+
+/// [`algorithm2`], with `Ok(None)` when the budget allows more than [`MAX_ITERATIONS`]
+/// (callers name the parameter to change).
+pub(crate) fn capped(
+    f: impl Fn(f64) -> Result<f64>,
+    target: f64,
+    low: f64,
+    high: f64,
+) -> Result<Option<u64>> {
     let eval = |x: f64| -> Result<f64> {
         let v = f(x)?;
         if v.is_nan() {
@@ -44,17 +84,17 @@ pub fn algorithm2(f: impl Fn(f64) -> Result<f64>, target: f64, low: f64, high: f
             Ok(v)
         }
     };
+    let cap = MAX_ITERATIONS as f64;
     let mut low = low.max(0.0);
-    let mut high = high.max(low).max(1.0);
+    if low > cap {
+        return Ok(None);
+    }
+    let mut high = high.max(low).max(1.0).min(cap);
     while eval(high)? < target {
-        high *= 2.0;
-        if high > HIGH_CAP {
-            return Err(Error::Numerical {
-                what: "algorithm2",
-                reason: "the budget allows more than 2^53 iterations; lower epsilon or the noise"
-                    .into(),
-            });
+        if high >= cap {
+            return Ok(None);
         }
+        high = (2.0 * high).min(cap);
     }
     while high.floor() - low.floor() > 1.0 {
         let mid = 0.5 * (low + high);
@@ -72,5 +112,5 @@ pub fn algorithm2(f: impl Fn(f64) -> Result<f64>, target: f64, low: f64, high: f
     while k > 0.0 && eval(k)? > target {
         k -= 1.0;
     }
-    Ok(k as u64)
+    Ok(Some(k as u64))
 }

@@ -5,10 +5,15 @@
 //! amplified by sampling the batch without replacement with WBK19 Theorem 9 (sum to `j = α`).
 //! Orders `α ∈ {3, …, ⌊b/5⌋−1}` are scanned; as in the thesis code the scan stops at the first α
 //! whose largest term `e^{(α−1)ε′(α)}` would overflow an f64, i.e. `(α−1)ε′(α) > ln(f64::MAX)`
-//! (α = 231 for b = 1300). Stopping earlier only drops valid orders, so it is conservative.
+//! (α = 231 for b = 1300). Stopping earlier only drops valid orders, so it is conservative;
+//! for the same reason orders above [`MAX_ORDER`] = 1024 are not scanned (the thesis' batch
+//! sizes stop far below it; without the cap a huge batch would scan billions of orders).
 
 use super::rdp::wbk_thm9;
 use crate::error::{Error, Result, check};
+
+/// Largest order α scanned by [`BarkerRdp`].
+const MAX_ORDER: u64 = 1024;
 
 /// `rd_approx`: the per-step RDP bound ε′(α) of the DP Barker test with batch size `b`
 /// (thesis Theorem 7). Requires `5α < b`.
@@ -90,7 +95,7 @@ impl BarkerRdp {
         let q = b / n as f64;
         let (mut orders, mut step_rdp) = (Vec::new(), Vec::new());
         let ln_max = f64::MAX.ln();
-        for alpha in 3..a_max as u32 {
+        for alpha in 3..a_max.min(MAX_ORDER + 1) as u32 {
             let a = f64::from(alpha);
             if (a - 1.0) * rd_approx(a, b) > ln_max {
                 break; // the thesis code's overflow break (THESIS-NOTES §8)

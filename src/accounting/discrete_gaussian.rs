@@ -14,7 +14,7 @@
 //! `δ = inf_{α>1} exp((α−1)(αρ−ε))/(α−1)·(1−1/α)^α`) is rigorous for any α and much tighter
 //! than thesis Theorem 1; the iteration count lies between Theorem 5's and Theorem 6's.
 
-use super::algorithm2;
+use super::algorithm2::{beyond_cap, capped};
 use crate::error::{Error, Result, check};
 
 /// Relative inflation of every computed δ (covers the rounding of `exp`/`ln`; pessimistic).
@@ -208,7 +208,7 @@ pub fn zcdp_max_iterations(
     if f(0.0)? > delta {
         return Ok(0);
     }
-    algorithm2(f, delta, 0.0, 1.0)
+    capped(f, delta, 0.0, 1.0)?.ok_or_else(|| beyond_cap(eps))
 }
 
 #[cfg(test)]

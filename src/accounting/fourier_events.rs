@@ -3,7 +3,7 @@
 
 use super::accountant::{Accountant, inner_gaussian, unsupported, wor_rate};
 use super::accountants::walk;
-use super::algorithm2::algorithm2;
+use super::algorithm2::{beyond_cap, capped};
 use super::event::PrivacyEvent;
 use super::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use crate::error::{Error, Result, check};
@@ -191,7 +191,7 @@ pub(crate) fn minibatch_fourier(
             pld.delta(eps, k as u64)
         }
     };
-    let k = algorithm2(f, delta, 0.0, 1024.0)?;
+    let k = capped(f, delta, 0.0, 1024.0)?.ok_or_else(|| beyond_cap(eps))?;
     Ok((k, f(k as f64)?))
 }
 

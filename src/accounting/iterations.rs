@@ -6,7 +6,7 @@
 //! `achieved` re-evaluates the accountant at the returned count, so `achieved ≤ target` is
 //! visible in the result.
 
-use super::algorithm2::algorithm2;
+use super::algorithm2::{beyond_cap, capped, within_cap};
 use super::barker::BarkerRdp;
 use super::fourier::{FourierAccountant, FourierRelation};
 use super::gaussian::pld_delta_unchecked;
@@ -281,17 +281,19 @@ impl DpPenaltyIterations {
         let zk = thm5_iterations(eps, delta, tau, n);
         let (k, achieved, q) = match self.method {
             Method::Zcdp => {
+                let zk = within_cap(zk, eps)?;
                 let rho = zk as f64 * mu;
                 (zk, super::zcdp::zcdp_epsilon(rho, delta), "epsilon")
             }
             Method::Pld => {
-                let low = zk as f64;
-                let k = algorithm2(
+                let low = within_cap(zk, eps)? as f64;
+                let k = capped(
                     |x| Ok(pld_delta_unchecked(x * mu, eps)),
                     delta,
                     low,
                     low.max(1.0),
-                )?;
+                )?
+                .ok_or_else(|| beyond_cap(eps))?;
                 (k, pld_delta_unchecked(k as f64 * mu, eps), "delta")
             }
             m => return Err(unsupported(m, alg, "zcdp or pld")),
@@ -365,19 +367,23 @@ impl DpHmcIterations {
         let mu = |k: f64| k * mu_l + (k * per + extra) * mu_g;
         let zk = thm11_iterations(eps, delta, tau_l, tau_g, n, per, extra);
         let (k, achieved, q) = match self.method {
-            Method::Zcdp => (
-                zk,
-                super::zcdp::zcdp_epsilon(mu(zk as f64), delta),
-                "epsilon",
-            ),
+            Method::Zcdp => {
+                let zk = within_cap(zk, eps)?;
+                (
+                    zk,
+                    super::zcdp::zcdp_epsilon(mu(zk as f64), delta),
+                    "epsilon",
+                )
+            }
             Method::Pld => {
-                let low = zk as f64;
-                let k = algorithm2(
+                let low = within_cap(zk, eps)? as f64;
+                let k = capped(
                     |x| Ok(pld_delta_unchecked(mu(x), eps)),
                     delta,
                     low,
                     low.max(1.0),
-                )?;
+                )?
+                .ok_or_else(|| beyond_cap(eps))?;
                 (k, pld_delta_unchecked(mu(k as f64), eps), "delta")
             }
             m => return Err(unsupported(m, alg, "zcdp or pld")),
@@ -490,6 +496,7 @@ impl MinibatchPenaltyIterations {
                         best = (k, a);
                     }
                 }
+                within_cap(best.0, eps)?;
                 let k = best.0 as f64;
                 let achieved = steps
                     .iter()
@@ -561,7 +568,8 @@ impl DpBarkerIterations {
         let n = check_n(self.n)?;
         let (eps, delta) = check_budget(self.epsilon, self.delta, n)?;
         let acc = BarkerRdp::new(self.batch_size, self.n)?;
-        let k = algorithm2(|x| Ok(acc.epsilon_unchecked(x, delta).0), eps, 0.0, 1024.0)?;
+        let k = capped(|x| Ok(acc.epsilon_unchecked(x, delta).0), eps, 0.0, 1024.0)?
+            .ok_or_else(|| beyond_cap(eps))?;
         let (achieved, order) = acc.epsilon_unchecked(k as f64, delta);
         Ok(IterationBudget {
             iterations: k,

@@ -36,7 +36,7 @@ mod zcdp;
 
 pub use accountant::Accountant;
 pub use accountants::{Pld, Rdp, Zcdp};
-pub use algorithm2::algorithm2;
+pub use algorithm2::{MAX_ITERATIONS, algorithm2};
 pub use barker::{BarkerRdp, barker_rd_approx};
 pub use discrete_gaussian::{
     cks_zcdp_delta, cks_zcdp_epsilon, discrete_gaussian_delta, discrete_gaussian_rho,
@@ -50,7 +50,7 @@ pub use iterations::{
     MaxIterations, Method, MinibatchPenaltyIterations,
 };
 pub use rdp::{
-    RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp, integer_orders,
+    MAX_RDP_ORDER, RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp, integer_orders,
     poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
 };
 pub use zcdp::zcdp_rho_budget;

@@ -54,14 +54,18 @@ pub fn dp_accounting_orders() -> Vec<f64> {
     v
 }
 
+/// Largest RDP order accepted (the sums behind the subsampled bounds take `O(α)` terms; the
+/// standard order grids stop at 256 or 1024).
+pub const MAX_RDP_ORDER: f64 = 10_000.0;
+
 fn check_order(alpha: f64) -> Result<f64> {
-    if alpha.is_finite() && alpha > 1.0 {
+    if alpha.is_finite() && alpha > 1.0 && alpha <= MAX_RDP_ORDER {
         Ok(alpha)
     } else {
         Err(Error::invalid(
             "alpha",
             alpha,
-            "RDP order must be finite and > 1",
+            "RDP order must be finite, > 1 and at most 10000",
         ))
     }
 }
@@ -131,7 +135,7 @@ pub(crate) fn thesis_code_thm8(q: f64, alpha: u32, tau: f64) -> f64 {
 /// (`ε′(j) = j/(2σ²)`), in the form chosen by `bound`.
 ///
 /// # Errors
-/// `q` in (0, 1]; `noise_multiplier` finite > 0; `alpha ≥ 2`.
+/// `q` in (0, 1]; `noise_multiplier` finite > 0; `2 ≤ alpha ≤` [`MAX_RDP_ORDER`].
 ///
 /// # Examples
 /// ```
@@ -150,8 +154,12 @@ pub fn wor_subsampled_gaussian_rdp(
 ) -> Result<f64> {
     let q = check::rate("q", q)?;
     let s = check::positive("noise_multiplier", noise_multiplier)?;
-    if alpha < 2 {
-        return Err(Error::invalid("alpha", alpha, "must be an integer >= 2"));
+    if alpha < 2 || f64::from(alpha) > MAX_RDP_ORDER {
+        return Err(Error::invalid(
+            "alpha",
+            alpha,
+            "must be an integer >= 2 and at most 10000",
+        ));
     }
     Ok(wor_rdp(q, s, alpha, bound))
 }
@@ -172,7 +180,7 @@ pub(crate) fn wor_rdp(q: f64, s: f64, alpha: u32, bound: WorBound) -> f64 {
 /// exact binomial sum at integer orders, the erfc series at fractional orders.
 ///
 /// # Errors
-/// `q` in (0, 1]; `noise_multiplier` finite > 0; `alpha` finite > 1.
+/// `q` in (0, 1]; `noise_multiplier` finite > 0; `alpha` in (1, [`MAX_RDP_ORDER`]].
 ///
 /// # Examples
 /// ```

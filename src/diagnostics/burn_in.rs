@@ -7,7 +7,8 @@ use crate::error::{Error, Result};
 /// Rows kept after burn-in for a chain of `iterations` = k steps stored as k+1 rows (row 0 is
 /// the start point): `⌊(k−1)/2⌋+1 .. k+1`, i.e. k − ⌊(k−1)/2⌋ rows, duplicates from
 /// rejections included. Python's floor division makes k = 0 keep row 0. With k ≤ 1 fewer
-/// than 2 rows remain and the thesis reports every metric as NaN.
+/// than 2 rows remain and the thesis reports every metric as NaN. (The end saturates at
+/// `usize::MAX`.)
 ///
 /// ```
 /// use dp_mcmc::diagnostics::burn_in_range;
@@ -22,7 +23,7 @@ pub fn burn_in_range(iterations: usize) -> Range<usize> {
     } else {
         (iterations - 1) / 2 + 1
     };
-    start..iterations + 1
+    start..iterations.saturating_add(1)
 }
 
 /// The kept half of a row-major chain of k+1 rows with `dim` columns ([`burn_in_range`]).

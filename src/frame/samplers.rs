@@ -2,12 +2,22 @@
 
 use polars::prelude::*;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::samplers::Run;
 
+/// The 1-based `draw` number of 0-based step `step` (u32 column).
+fn draw_number(step: usize) -> Result<u32> {
+    u32::try_from(step + 1).map_err(|_| {
+        Error::InvalidData(format!(
+            "step {step} does not fit the u32 `draw` column; read the traces from `Run::chains`"
+        ))
+    })
+}
+
 impl Run {
-    /// Draws: columns `chain` (u32), `draw` (u32, 1-based step index), one f64 column per
-    /// parameter (named by the model). Wide format: `group_by("chain")` works directly.
+    /// Draws: columns `chain` (u32), `draw` (u32, 1-based step index; with `.thin(k)` the
+    /// saved steps 1, k+1, 2k+1, …), one f64 column per parameter (named by the model). Wide
+    /// format: `group_by("chain")` works directly.
     pub fn draws(&self) -> Result<DataFrame> {
         let d = self.dim();
         let total: usize = self.chains.iter().map(|c| c.len()).sum();
@@ -17,7 +27,7 @@ impl Run {
         for (i, c) in self.chains.iter().enumerate() {
             for (k, row) in c.draws.chunks_exact(d.max(1)).enumerate() {
                 chain.push(i as u32);
-                draw.push(k as u32 + 1);
+                draw.push(draw_number(c.step_of(k))?);
                 for (p, v) in params.iter_mut().zip(row) {
                     p.push(*v);
                 }
@@ -33,7 +43,8 @@ impl Run {
         Ok(DataFrame::new_infer_height(cols)?)
     }
 
-    /// Per-step statistics: `chain`, `draw`, `accepted`, `log_alpha`, `nonfinite`, and the
+    /// Per-step statistics of the saved steps (all steps without thinning; `draw` numbers the
+    /// step as in [`Run::draws`]): `chain`, `draw`, `accepted`, `log_alpha`, `nonfinite`, and the
     /// diagnostics computed from the raw data, which are **not covered by the privacy
     /// guarantee** and say so in their names (see docs/SECURITY.md):
     /// `clip_fraction_nonprivate`, `grad_clip_fraction_nonprivate` (null without gradients),
@@ -58,7 +69,7 @@ impl Run {
         for (i, c) in self.chains.iter().enumerate() {
             for (k, s) in c.stats.iter().enumerate() {
                 chain.push(i as u32);
-                draw.push(k as u32 + 1);
+                draw.push(draw_number(c.step_of(k))?);
                 acc.push(s.accepted);
                 la.push(s.log_alpha);
                 cf.push(if s.rows > 0 {
@@ -120,10 +131,7 @@ impl Run {
                 "rows_per_iteration".into(),
                 self.chains
                     .iter()
-                    .map(|c| {
-                        let r: u64 = c.stats.iter().map(|s| s.rows).sum();
-                        r as f64 / c.len().max(1) as f64
-                    })
+                    .map(|c| c.totals().rows as f64 / c.len().max(1) as f64)
                     .collect::<Vec<_>>(),
             ),
             Column::new(

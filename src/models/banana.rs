@@ -126,6 +126,7 @@ impl BananaParams {
         check::len("theta", theta.len(), self.dim())?;
         check::all_finite("theta", theta)?;
         check::at_least_one("n", n)?;
+        check::values("n", n as u128, self.dim() as u128)?;
         let u2 = self.row_mean_2(theta);
         // One independent stream per column, generated in parallel (deterministic).
         let columns = self

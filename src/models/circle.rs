@@ -70,6 +70,7 @@ impl CircleModel {
     /// ```
     pub fn generate_radii(n: usize, seed: u64) -> Result<Vec<f64>> {
         check::at_least_one("n", n)?;
+        check::values("n", n as u128, 1)?;
         let mut rng = chain_rng(seed, 0);
         Ok((0..n)
             .map(|_| 3.0 + rng.sample::<f64, _>(StandardNormal))

@@ -53,6 +53,7 @@ pub fn block_correlated_cov(d: usize, rho: f64) -> Result<DMatrix<f64>> {
             "must lie strictly between -1 and 1",
         ));
     }
+    check::values("d", d as u128, d as u128)?;
     let mut s = DMatrix::zeros(d, d);
     for k in 0..d / 2 {
         let f = 1.0 / (k as f64 + 1.0);
@@ -113,6 +114,7 @@ pub fn generate_gaussian(
     let d = theta.len();
     check::all_finite("theta", theta)?;
     check::at_least_one("n", n)?;
+    check::values("n", n as u128, d as u128)?;
     let chol = cholesky_of(cov, d)?;
     let z: Vec<Vec<f64>> = (0..d)
         .into_par_iter()

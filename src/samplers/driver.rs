@@ -8,16 +8,27 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use super::kernel::Kernel;
-use super::run::ChainTrace;
+use super::run::{ChainTrace, StepTotals};
 use super::settings::RunSettings;
 use crate::error::{Error, Result};
 use crate::models::Model;
 use crate::rng::chain_rng;
 
+/// Saved steps reserved up front per chain; traces grow beyond it as the chain runs, so a
+/// run cut short by `max_time` only holds the steps it made.
+const RESERVE_STEPS: usize = 4096;
+
+/// The wall-time bound is checked at least every this many steps.
+const TIME_CHECK_STEPS: usize = 256;
+
 /// Run `settings.chains` chains of `kernel` on `model` for `iterations` steps each.
 /// Chain `i` uses `chain_rng(seed, i)`, so the result does not depend on the thread count;
 /// with `settings.secure_rng` every chain's generator is keyed from OS entropy instead
 /// ([`crate::noise::os_chain_rng`]) and the seed is not used.
+///
+/// Every `settings.thin`-th step is saved (0-based steps `0, thin, 2·thin, …`); a run whose
+/// saved traces would exceed `settings.max_trace_bytes` is refused before it starts
+/// ([`RunSettings::check_memory`]).
 pub fn run_chains<K: Kernel, M: Model + ?Sized>(
     kernel: &K,
     model: &M,
@@ -25,6 +36,7 @@ pub fn run_chains<K: Kernel, M: Model + ?Sized>(
     iterations: usize,
 ) -> Result<Vec<ChainTrace>> {
     check_tempering(model.tempering())?;
+    settings.check_memory(model.dim(), iterations)?;
     kernel.validate(model)?;
     let starts = settings.start_points(model.dim())?;
     let bar = progress_bar(settings, iterations);
@@ -41,6 +53,7 @@ pub fn run_chains<K: Kernel, M: Model + ?Sized>(
                     i,
                     (!settings.secure_rng).then_some(settings.seed),
                     iterations,
+                    settings.thin,
                     deadline,
                     &bar,
                 )
@@ -85,6 +98,7 @@ fn run_one<K: Kernel, M: Model + ?Sized>(
     chain: usize,
     seed: Option<u64>,
     iterations: usize,
+    thin: usize,
     deadline: Option<Duration>,
     bar: &Option<Arc<ProgressBar>>,
 ) -> Result<ChainTrace> {
@@ -99,27 +113,38 @@ fn run_one<K: Kernel, M: Model + ?Sized>(
     };
     let mut state = kernel.init(model, theta0, &mut rng).map_err(wrap)?;
     let dim = model.dim();
+    let thin = thin.max(1);
+    let reserve = iterations.div_ceil(thin).min(RESERVE_STEPS);
     let mut trace = ChainTrace {
         start: theta0.to_vec(),
-        draws: Vec::with_capacity(iterations * dim),
-        stats: Vec::with_capacity(iterations),
+        draws: Vec::with_capacity(reserve * dim),
+        stats: Vec::with_capacity(reserve),
+        thin,
         ..ChainTrace::default()
     };
+    let mut totals = StepTotals::default();
     let tick = (iterations / 100).max(1);
+    let time_check = tick.min(TIME_CHECK_STEPS);
     for it in 0..iterations {
         let info = kernel.step(model, &mut state, &mut rng);
-        trace.stats.push(info);
-        trace.draws.extend_from_slice(kernel.position(&state));
-        if (it + 1) % tick == 0 {
-            if let Some(b) = bar {
-                b.inc(tick as u64);
-            }
-            if deadline.is_some_and(|d| t0.elapsed() > d) && it + 1 < iterations {
-                trace.stopped_early = true;
-                break;
-            }
+        totals.add(&info);
+        if it % thin == 0 {
+            trace.stats.push(info);
+            trace.draws.extend_from_slice(kernel.position(&state));
+        }
+        let done = it + 1;
+        if done % tick == 0
+            && let Some(b) = bar
+        {
+            b.inc(tick as u64);
+        }
+        if done % time_check == 0 && done < iterations && deadline.is_some_and(|d| t0.elapsed() > d)
+        {
+            trace.stopped_early = true;
+            break;
         }
     }
+    trace.totals = Some(totals);
     trace.wall_seconds = t0.elapsed().as_secs_f64();
     Ok(trace)
 }
@@ -129,7 +154,7 @@ fn progress_bar(settings: &RunSettings, iterations: usize) -> Option<Arc<Progres
     if !settings.progress || ci || !std::io::stderr().is_terminal() {
         return None;
     }
-    let bar = ProgressBar::new((iterations * settings.chains) as u64);
+    let bar = ProgressBar::new((iterations as u64).saturating_mul(settings.chains as u64));
     if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} iterations ({eta} left)")
     {
         bar.set_style(style);

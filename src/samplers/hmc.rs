@@ -48,6 +48,10 @@ pub struct HmcNoise {
     pub grad_clip: f64,
 }
 
+/// At most this many leapfrog steps per iteration: one iteration cannot be interrupted by
+/// `max_time`, so its work must stay bounded.
+pub const MAX_LEAPFROG_STEPS: usize = 1 << 20;
+
 /// HMC kernel settings (build with [`Hmc`](super::Hmc) or [`DpHmc`](super::DpHmc)).
 #[derive(Clone, Debug)]
 pub struct HmcKernel {
@@ -97,6 +101,16 @@ impl HmcKernel {
         gradient: GradientMode,
     ) -> Result<Self> {
         check::at_least_one("leapfrog_steps", leapfrog_steps)?;
+        if leapfrog_steps > MAX_LEAPFROG_STEPS {
+            return Err(Error::invalid(
+                "leapfrog_steps",
+                leapfrog_steps,
+                format!(
+                    "at most {MAX_LEAPFROG_STEPS} per iteration (a step cannot be interrupted \
+                     by max_time); use fewer leapfrog steps with a larger step size"
+                ),
+            ));
+        }
         check::positive("step_size", step_size)?;
         for &m in &mass {
             check::positive("mass", m)?;

@@ -24,8 +24,8 @@ pub use builders::{DpHmc, DpPenalty, Hmc, Rwmh};
 pub use hmc::GradientMode;
 pub use kernel::{Kernel, StepInfo};
 pub use proposal::{ClipDistance, ProposalKind, StepSize};
-pub use run::{ChainTrace, PrivacySpent, Run};
-pub use settings::{RunSettings, Start};
+pub use run::{ChainTrace, PrivacySpent, Run, StepTotals};
+pub use settings::{DEFAULT_MAX_TRACE_BYTES, MAX_CHAINS, RunSettings, Start};
 pub use subsampled::{DpBarker, MinibatchPenalty};
 
 #[cfg(test)]

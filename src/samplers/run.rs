@@ -6,70 +6,138 @@ use serde::Serialize;
 
 use super::kernel::StepInfo;
 
+/// Counts over every step of a chain, including the steps thinning did not save.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepTotals {
+    /// Completed steps.
+    pub steps: u64,
+    /// Accepted proposals.
+    pub accepted: u64,
+    /// Clipped log-likelihood ratios.
+    pub clipped: u64,
+    /// Rows evaluated for the ratios.
+    pub rows: u64,
+    /// Clipped per-row gradients.
+    pub grad_clipped: u64,
+    /// Per-row gradients evaluated.
+    pub grad_rows: u64,
+    /// Steps whose decision clipping changed.
+    pub decisions_changed: u64,
+    /// Steps with a non-finite acceptance ratio.
+    pub nonfinite: u64,
+}
+
+impl StepTotals {
+    /// Adds one step.
+    pub fn add(&mut self, s: &StepInfo) {
+        self.steps += 1;
+        self.accepted += u64::from(s.accepted);
+        self.clipped += s.clipped;
+        self.rows += s.rows;
+        self.grad_clipped += s.grad_clipped;
+        self.grad_rows += s.grad_rows;
+        self.decisions_changed += u64::from(s.decision_changed);
+        self.nonfinite += u64::from(s.nonfinite);
+    }
+
+    /// The totals of a list of step records.
+    pub fn of(stats: &[StepInfo]) -> Self {
+        let mut t = StepTotals::default();
+        for s in stats {
+            t.add(s);
+        }
+        t
+    }
+}
+
 /// Draws and per-step statistics of one chain.
+///
+/// With thinning (`thin = k > 1`) only the 0-based steps `0, k, 2k, …` are saved in `draws`
+/// and `stats`; the rates ([`acceptance`](Self::acceptance), clip fractions) come from
+/// `totals`, which count every step.
 #[derive(Clone, Debug, Default)]
 pub struct ChainTrace {
     /// Start point θ₀.
     pub start: Vec<f64>,
-    /// Positions after each step, row-major (`iterations × dim`).
+    /// Positions after each saved step, row-major (`saved steps × dim`).
     pub draws: Vec<f64>,
-    /// One record per step.
+    /// One record per saved step.
     pub stats: Vec<StepInfo>,
     /// Wall time of the chain in seconds.
     pub wall_seconds: f64,
     /// The chain stopped at `max_time` before its last iteration.
     pub stopped_early: bool,
+    /// Every `thin`-th step was saved (0 or 1: every step).
+    pub thin: usize,
+    /// Counts over every step (`None`: every step is in `stats`, the counts come from there).
+    pub totals: Option<StepTotals>,
 }
 
 impl ChainTrace {
-    /// Number of completed steps.
+    /// Counts over every completed step.
+    pub fn totals(&self) -> StepTotals {
+        self.totals.unwrap_or_else(|| StepTotals::of(&self.stats))
+    }
+
+    /// Every `thin()`-th step is saved (at least 1).
+    pub fn thin(&self) -> usize {
+        self.thin.max(1)
+    }
+
+    /// 0-based step index of the `i`-th saved step.
+    pub fn step_of(&self, i: usize) -> usize {
+        i * self.thin()
+    }
+
+    /// Number of completed steps (saved or not).
     pub fn len(&self) -> usize {
-        self.stats.len()
+        match self.totals {
+            Some(t) => t.steps as usize,
+            None => self.stats.len(),
+        }
     }
 
     /// No step completed.
     pub fn is_empty(&self) -> bool {
-        self.stats.is_empty()
+        self.len() == 0
     }
 
     /// Acceptance rate (accepted / steps; NaN without steps).
     pub fn acceptance(&self) -> f64 {
-        ratio(
-            self.stats.iter().filter(|s| s.accepted).count() as f64,
-            self.len() as f64,
-        )
+        let t = self.totals();
+        ratio(t.accepted as f64, t.steps as f64)
     }
 
     /// Fraction of clipped log-likelihood ratios: Σ clipped / Σ rows evaluated.
     /// A non-private diagnostic.
     pub fn clip_fraction(&self) -> f64 {
-        let c: u64 = self.stats.iter().map(|s| s.clipped).sum();
-        let r: u64 = self.stats.iter().map(|s| s.rows).sum();
-        ratio(c as f64, r as f64)
+        let t = self.totals();
+        ratio(t.clipped as f64, t.rows as f64)
     }
 
     /// Fraction of clipped per-row gradients (NaN for kernels without gradients).
     /// A non-private diagnostic.
     pub fn grad_clip_fraction(&self) -> f64 {
-        let c: u64 = self.stats.iter().map(|s| s.grad_clipped).sum();
-        let r: u64 = self.stats.iter().map(|s| s.grad_rows).sum();
-        ratio(c as f64, r as f64)
+        let t = self.totals();
+        ratio(t.grad_clipped as f64, t.grad_rows as f64)
     }
 
     /// Number of decisions clipping changed (baselines with clipping).
     pub fn decisions_changed(&self) -> usize {
-        self.stats.iter().filter(|s| s.decision_changed).count()
+        self.totals().decisions_changed as usize
     }
 
     /// The draws the thesis keeps after burn-in: steps `⌊(k−1)/2⌋+1 … k` of `k` (1-based,
-    /// THESIS-NOTES §2), row-major. Empty when `k ≤ 1` (the thesis then reports NaN metrics).
+    /// THESIS-NOTES §2), row-major; with thinning, the saved ones among them. Empty when `k ≤ 1` (the
+    /// thesis then reports NaN metrics).
     pub fn kept_half(&self, dim: usize) -> &[f64] {
         let k = self.len();
         if k <= 1 {
             return &[];
         }
         let first = (k - 1) / 2; // 0-based index of step ⌊(k−1)/2⌋+1
-        &self.draws[first * dim..]
+        let saved = first.div_ceil(self.thin()); // first saved step at or after it
+        self.draws.get(saved * dim..).unwrap_or(&[])
     }
 }
 
@@ -145,7 +213,7 @@ impl Run {
     /// Per-row evaluations per iteration (n for full-data kernels, the batch for subsampled).
     pub fn rows_per_iteration(&self) -> f64 {
         let (r, k) = self.chains.iter().fold((0u64, 0usize), |(r, k), c| {
-            (r + c.stats.iter().map(|s| s.rows).sum::<u64>(), k + c.len())
+            (r + c.totals().rows, k + c.len())
         });
         ratio(r as f64, k as f64)
     }

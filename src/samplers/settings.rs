@@ -49,6 +49,46 @@ pub struct RunSettings {
     /// mode for a real DP release. Results are then not reproducible and `seed` is ignored.
     #[serde(default)]
     pub secure_rng: bool,
+    /// Keep every `thin`-th step (default 1: every step). As CmdStan's `thin`: the 0-based
+    /// steps `0, thin, 2·thin, …` are saved (draws and their step statistics), i.e.
+    /// `⌈iterations/thin⌉` per chain; acceptance and clip fractions still count every step.
+    #[serde(default = "one")]
+    pub thin: usize,
+    /// Memory limit of the saved traces of all chains together, in bytes (default
+    /// [`DEFAULT_MAX_TRACE_BYTES`], 8 GiB). A run whose planned draws and step statistics
+    /// would exceed it fails before it starts; raise it or use [`thin`](Self::thin).
+    #[serde(default = "default_max_trace_bytes")]
+    pub max_trace_bytes: u64,
+}
+
+/// Default [`RunSettings::max_trace_bytes`]: 8 GiB.
+pub const DEFAULT_MAX_TRACE_BYTES: u64 = 8 << 30;
+
+/// At most this many chains in one run.
+pub const MAX_CHAINS: usize = 1_000_000;
+
+fn one() -> usize {
+    1
+}
+
+fn default_max_trace_bytes() -> u64 {
+    DEFAULT_MAX_TRACE_BYTES
+}
+
+/// Bytes for humans: `1.5 GiB`, `640 B`.
+fn bytes(b: u128) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut x = b as f64;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < UNITS.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{x:.1} {}", UNITS[u])
+    }
 }
 
 impl Default for RunSettings {
@@ -65,14 +105,100 @@ impl Default for RunSettings {
             progress: true,
             threads: None,
             secure_rng: false,
+            thin: 1,
+            max_trace_bytes: DEFAULT_MAX_TRACE_BYTES,
         }
     }
 }
 
 impl RunSettings {
+    /// Checks the counts: `1 ≤ chains ≤` [`MAX_CHAINS`], `thin ≥ 1`, and a fixed iteration
+    /// count of at most [`MAX_ITERATIONS`](crate::accounting::MAX_ITERATIONS) (10^15) steps
+    /// over all chains.
+    ///
+    /// ```
+    /// use dp_mcmc::samplers::RunSettings;
+    /// let ok = RunSettings { iterations: Some(100), ..RunSettings::default() };
+    /// assert!(ok.check_counts().is_ok());
+    /// let none = RunSettings { chains: 0, ..ok.clone() };
+    /// assert!(none.check_counts().unwrap_err().to_string().contains("`chains`"));
+    /// let huge = RunSettings { iterations: Some(usize::MAX), ..ok };
+    /// assert!(huge.check_counts().unwrap_err().to_string().contains("`iterations`"));
+    /// ```
+    pub fn check_counts(&self) -> Result<()> {
+        check::at_least_one("chains", self.chains)?;
+        if self.chains > MAX_CHAINS {
+            return Err(Error::invalid(
+                "chains",
+                self.chains,
+                format!("at most {MAX_CHAINS} chains per run; use fewer chains"),
+            ));
+        }
+        check::at_least_one("thin", self.thin)?;
+        if let Some(k) = self.iterations {
+            let cap = crate::accounting::MAX_ITERATIONS;
+            if (k as u128) * (self.chains as u128) > u128::from(cap) {
+                return Err(Error::invalid(
+                    "iterations",
+                    k,
+                    format!(
+                        "{} chain(s) of {k} iterations exceed 10^15 steps in all; \
+                         use fewer iterations or chains",
+                        self.chains
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes the saved traces of `iterations` steps per chain would take: per saved step
+    /// `dim` f64 draws plus one [`StepInfo`](super::StepInfo) record.
+    pub fn trace_bytes(&self, dim: usize, iterations: usize) -> u128 {
+        let saved = iterations.div_ceil(self.thin.max(1)) as u128;
+        let per_step = (dim as u128) * 8 + std::mem::size_of::<super::StepInfo>() as u128;
+        (self.chains as u128) * saved * per_step
+    }
+
+    /// Checks the counts ([`check_counts`](Self::check_counts)) and that the traces of
+    /// `iterations` steps per chain fit in [`max_trace_bytes`](Self::max_trace_bytes).
+    ///
+    /// ```
+    /// use dp_mcmc::samplers::RunSettings;
+    /// let run = RunSettings { chains: 4, ..RunSettings::default() };
+    /// assert!(run.check_memory(2, 10_000).is_ok());
+    /// // 4 chains × 10^9 draws of 2 parameters need hundreds of GiB: refused up front...
+    /// let err = run.check_memory(2, 1_000_000_000).unwrap_err().to_string();
+    /// assert!(err.contains("thin"));
+    /// // ... unless only every 1000-th draw is kept.
+    /// assert!(RunSettings { thin: 1000, ..run }.check_memory(2, 1_000_000_000).is_ok());
+    /// ```
+    pub fn check_memory(&self, dim: usize, iterations: usize) -> Result<()> {
+        self.check_counts()?;
+        let need = self.trace_bytes(dim, iterations);
+        if need > u128::from(self.max_trace_bytes) {
+            return Err(Error::invalid(
+                "thin",
+                self.thin,
+                format!(
+                    "{} chain(s) × {} saved draws × ({dim} parameters × 8 B + {} B of step \
+                     statistics) need {}, above the {} limit (`max_trace_bytes`); keep fewer \
+                     draws with a larger `thin` (every k-th draw), or run fewer iterations \
+                     (a smaller epsilon) or fewer chains",
+                    self.chains,
+                    iterations.div_ceil(self.thin.max(1)),
+                    std::mem::size_of::<super::StepInfo>(),
+                    bytes(need),
+                    bytes(u128::from(self.max_trace_bytes)),
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// One validated start point per chain, each of length `dim`.
     pub fn start_points(&self, dim: usize) -> Result<Vec<Vec<f64>>> {
-        check::at_least_one("chains", self.chains)?;
+        self.check_counts()?;
         let points = match &self.start {
             Start::Unset => {
                 return Err(Error::invalid(
@@ -94,8 +220,10 @@ impl RunSettings {
         Ok(points)
     }
 
-    /// The (ε, δ) budget if one is set (both, validated).
+    /// The (ε, δ) budget if one is set (both, validated; the counts are checked first, see
+    /// [`check_counts`](Self::check_counts)).
     pub fn budget(&self) -> Result<Option<(f64, f64)>> {
+        self.check_counts()?;
         match (self.epsilon, self.delta) {
             (None, None) => Ok(None),
             (Some(e), Some(d)) => Ok(Some((
@@ -201,6 +329,21 @@ macro_rules! run_setters {
             #[must_use]
             pub fn secure_rng(mut self, yes: bool) -> Self {
                 self.run.secure_rng = yes;
+                self
+            }
+            /// Keep every `k`-th step (default 1: all). As CmdStan's `thin`: 0-based steps
+            /// `0, k, 2k, …` are saved (draws and their step statistics, `⌈iterations/k⌉` per
+            /// chain); acceptance and clip fractions still count every step.
+            #[must_use]
+            pub fn thin(mut self, k: usize) -> Self {
+                self.run.thin = k;
+                self
+            }
+            /// Memory limit of the saved traces in bytes (default 8 GiB): a run that would
+            /// need more fails before it starts.
+            #[must_use]
+            pub fn max_trace_bytes(mut self, bytes: u64) -> Self {
+                self.run.max_trace_bytes = bytes;
                 self
             }
             /// Replace all run settings at once.

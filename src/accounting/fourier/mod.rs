@@ -159,6 +159,10 @@ impl FourierAccountant {
     pub const DEFAULT_NX: usize = 1_000_000;
     /// FA's default window L.
     pub const DEFAULT_WINDOW: f64 = 20.0;
+    /// Largest window L accepted.
+    pub const MAX_WINDOW: f64 = 1e4;
+    /// Largest grid size accepted: 2^27 (about 2 GiB per complex spectrum).
+    pub const MAX_NX: usize = 1 << 27;
 
     /// An accountant with FA's defaults (nx = 1e6, L = 20). Setters never fail; the methods
     /// validate (nx even and > 0, L finite and > 0).
@@ -185,14 +189,16 @@ impl FourierAccountant {
         }
     }
 
-    /// Sets the number of grid points nx (must be even and > 0; checked when used).
+    /// Sets the number of grid points nx (must be even, > 0 and at most [`Self::MAX_NX`];
+    /// checked when used).
     pub fn nx(mut self, nx: usize) -> Self {
         self.nx = nx;
         self.cache = Arc::default();
         self
     }
 
-    /// Sets the window L: the PLD is represented on [−L, L) (must be finite and > 0).
+    /// Sets the window L: the PLD is represented on [−L, L) (must be > 0 and at most
+    /// [`Self::MAX_WINDOW`]).
     pub fn window(mut self, l: f64) -> Self {
         self.l = l;
         self.cache = Arc::default();
@@ -222,7 +228,24 @@ impl FourierAccountant {
                 "must be even and > 0 (the half swap needs equal halves); use e.g. 1000000",
             ));
         }
+        if self.nx > Self::MAX_NX {
+            return Err(Error::invalid(
+                "nx",
+                self.nx,
+                format!(
+                    "at most {} grid points (each spectrum takes 16·nx bytes); use e.g. 1000000",
+                    Self::MAX_NX
+                ),
+            ));
+        }
         check::positive("window", self.l)?;
+        if self.l > Self::MAX_WINDOW {
+            return Err(Error::invalid(
+                "window",
+                self.l,
+                "must be at most 10000 (the grid spacing 2L/nx grows with L); use e.g. 20",
+            ));
+        }
         Ok(())
     }
 

@@ -94,31 +94,31 @@ pub struct IterationsArgs {
     #[arg(long, value_enum)]
     accountant: Option<AccountantArg>,
     /// Target ε (> 0).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     epsilon: f64,
     /// Target δ in (0, 1) [default: 0.1/n, as in the thesis].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     delta: Option<f64>,
     /// Number of data rows.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     n: u64,
     /// Noise parameter τ (dp-penalty, minibatch-penalty).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     tau: Option<f64>,
     /// Log-likelihood-ratio noise τ_l (dp-hmc).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     tau_l: Option<f64>,
     /// Gradient noise τ_g (dp-hmc).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     tau_g: Option<f64>,
     /// Leapfrog steps L (dp-hmc).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     leapfrog_steps: Option<u32>,
     /// DP HMC gradient schedule.
     #[arg(long, value_enum, default_value = "fresh")]
     gradient: GradientArg,
     /// Batch size (minibatch-penalty, dp-barker).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     batch_size: Option<u64>,
     /// Reproduce the thesis code (minibatch RDP sum to j = α−1: optimistic).
     #[arg(long)]
@@ -136,16 +136,16 @@ pub struct MechanismArgs {
     /// Thm 8); fourier/pld use it as the Fourier accountant's sigma (std ÷ per-record bound),
     /// i.e. with c as the per-record bound: conservative, the thesis' call σ = √τ. For a sum
     /// of per-record terms bounded by C, c = 2C.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     noise_multiplier: f64,
     /// Number of compositions.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     steps: u64,
     /// Sampling scheme.
     #[arg(long, value_enum, default_value = "none")]
     sampling: SamplingArg,
     /// Sampling rate (poisson, without-replacement).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     q: Option<f64>,
     /// Neighbouring relation [default: add-remove for poisson, substitute for
     /// without-replacement].
@@ -161,10 +161,10 @@ pub struct MechanismArgs {
     #[arg(long)]
     thesis_compatible: bool,
     /// Fourier grid size.
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, allow_hyphen_values = true)]
     nx: usize,
     /// Fourier window L.
-    #[arg(long, default_value_t = 20.0)]
+    #[arg(long, default_value_t = 20.0, allow_hyphen_values = true)]
     window: f64,
 }
 
@@ -183,7 +183,7 @@ pub struct DeltaArgs {
     #[command(flatten)]
     mech: MechanismArgs,
     /// ε at which δ is reported (≥ 0).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     epsilon: f64,
 }
 
@@ -193,7 +193,7 @@ pub struct EpsilonArgs {
     #[command(flatten)]
     mech: MechanismArgs,
     /// δ at which ε is reported, in (0, 1).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     delta: f64,
 }
 

@@ -28,10 +28,10 @@ pub struct MmdArgs {
     pub y: PathBuf,
     /// Kernel bandwidth σ in k(x,y) = exp(-|x-y|²/(2σ²)). Default: the thesis' median
     /// heuristic (median of 500 random X-Y pair distances, seeded by --seed).
-    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
     pub bandwidth: Option<f64>,
     /// Seed of the median heuristic's random pairs (ignored with --bandwidth).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     pub seed: u64,
 }
 
@@ -47,14 +47,31 @@ fn existing(flag: &'static str, path: &Path) -> Result<()> {
     }
 }
 
+/// An error about the contents of the file given with `flag`, naming the flag.
+fn in_file(flag: &'static str, path: &Path) -> impl Fn(Error) -> Error {
+    move |e| match e {
+        e @ Error::InvalidParameter { .. } => e,
+        Error::Polars(p) => Error::invalid(
+            flag,
+            path.display(),
+            format!(
+                "cannot read it as a CSV table with a header row ({})",
+                p.to_string().replace('\n', " ")
+            ),
+        ),
+        other => Error::invalid(flag, path.display(), other.to_string()),
+    }
+}
+
 /// `dp-mcmc diagnose --draws FILE.csv`: one JSON object keyed by parameter name, each with
 /// `rhat`, `ess_bulk`, `ess_tail`, `mcse_mean` (null where undefined).
 pub fn diagnose(args: DiagnoseArgs) -> Result<Value> {
     existing("--draws", &args.draws)?;
-    let df = read_draws_csv(&args.draws)?;
+    let bad = in_file("--draws", &args.draws);
+    let df = read_draws_csv(&args.draws).map_err(&bad)?;
     let mut out = Map::new();
-    for p in param_draws(&df)? {
-        let s = summarize(&p.as_slices())?;
+    for p in param_draws(&df).map_err(&bad)? {
+        let s = summarize(&p.as_slices()).map_err(&bad)?;
         out.insert(
             p.name,
             json!({
@@ -72,12 +89,15 @@ pub fn diagnose(args: DiagnoseArgs) -> Result<Value> {
 pub fn mmd(args: MmdArgs) -> Result<Value> {
     existing("--x", &args.x)?;
     existing("--y", &args.y)?;
-    let (x, dx) = read_sample_csv(&args.x)?;
-    let (y, dy) = read_sample_csv(&args.y)?;
+    let (x, dx) = read_sample_csv(&args.x).map_err(in_file("--x", &args.x))?;
+    let (y, dy) = read_sample_csv(&args.y).map_err(in_file("--y", &args.y))?;
     if dx != dy {
         return Err(Error::InvalidData(format!(
             "--x has {dx} numeric columns but --y has {dy}; both samples need the same coordinates"
         )));
+    }
+    if let Some(s) = args.bandwidth {
+        dp_mcmc::error::check::positive("--bandwidth", s)?;
     }
     Ok(match args.bandwidth {
         Some(s) => {

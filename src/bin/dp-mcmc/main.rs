@@ -1,5 +1,7 @@
 //! `dp-mcmc`: the command-line face of the library. Every subcommand prints one JSON object on
-//! stdout; bad arguments exit with status 2 and a one-line message on stderr.
+//! stdout; bad arguments exit with status 2 and a one-line message on stderr (`error: …`,
+//! naming the flag to change). A panic would be a bug: it is reported the same way (status 2,
+//! one line asking for a bug report), never with status 101.
 
 use clap::{Parser, Subcommand};
 
@@ -34,8 +36,79 @@ enum Command {
     Reproduce(reproduce::ReproduceArgs),
 }
 
+/// A clap error as one line: `error: <what>` plus the flags it names (clap's usage and help
+/// hints dropped).
+fn one_line(e: &clap::Error) -> String {
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        return "error: a subcommand is required (iterations, delta, epsilon, diagnose, mmd, \
+                sample or reproduce); see `dp-mcmc --help`"
+            .into();
+    }
+    let text = e.render().to_string();
+    let mut parts = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if !line.is_empty() && !line.starts_with("tip:") {
+            parts.push(line);
+        }
+    }
+    let line = parts.join(" ");
+    if line.starts_with("error:") {
+        line
+    } else {
+        format!("error: {line}")
+    }
+}
+
+/// The last panic's message and location (set by the hook, read by `main`).
+static PANIC: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
 fn main() {
-    let cli = Cli::parse();
+    // A panic is a bug of this program, never the user's input: the hook records it silently
+    // (no backtrace), and `main` reports it in one line with status 2, never 101.
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        if let Ok(mut p) = PANIC.lock() {
+            *p = format!("{}{at}", what.replace('\n', " "));
+        }
+    }));
+    match std::panic::catch_unwind(run) {
+        Ok(code) => std::process::exit(code),
+        Err(_) => {
+            let what = PANIC.lock().map(|p| p.clone()).unwrap_or_default();
+            eprintln!(
+                "error: internal error ({what}); this is a bug, please report it with the command line"
+            );
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Parse, run, print; the exit status.
+fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version: clap's text on stdout, status 0
+            let _ = e.print();
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("{}", one_line(&e));
+            return 2;
+        }
+    };
     let out = match cli.command {
         Command::Iterations(a) => accounting::iterations(a),
         Command::Delta(a) => accounting::delta(a),
@@ -46,10 +119,13 @@ fn main() {
         Command::Reproduce(a) => reproduce::reproduce(a),
     };
     match out {
-        Ok(json) => println!("{json}"),
+        Ok(json) => {
+            println!("{json}");
+            0
+        }
         Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
+            eprintln!("error: {}", e.to_string().replace('\n', " "));
+            2
         }
     }
 }

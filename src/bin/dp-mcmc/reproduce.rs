@@ -45,13 +45,13 @@ pub struct ReproduceArgs {
     #[arg(long, default_value = "data/results")]
     out: PathBuf,
     /// Worker threads (results do not depend on it).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     threads: Option<usize>,
     /// Stop starting tasks after this many seconds (a rerun resumes where it stopped).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     max_time: Option<f64>,
     /// Grid seed (each task derives its own seed from it and its id).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     seed: u64,
     /// Clipping study as the thesis code ran it: |Σ(θ_i − θ'_i)| clip distance and n = 100 000
     /// for d = 10 (results in `clipping-thesis.csv`).
@@ -88,10 +88,11 @@ impl Ctx<'_> {
     }
 
     fn runner(&self) -> GridRunner {
-        let remaining = self
-            .args
-            .max_time
-            .map(|m| Duration::from_secs_f64(m.max(0.0)).saturating_sub(self.t0.elapsed()));
+        let remaining = self.args.max_time.map(|m| {
+            Duration::try_from_secs_f64(m)
+                .unwrap_or(Duration::ZERO)
+                .saturating_sub(self.t0.elapsed())
+        });
         GridRunner {
             seed: self.args.seed,
             threads: self.args.threads,
@@ -245,6 +246,15 @@ impl Ctx<'_> {
 pub fn reproduce(args: ReproduceArgs) -> Result<Value> {
     if args.threads == Some(0) {
         return Err(Error::invalid("--threads", 0, "use at least 1 thread"));
+    }
+    if let Some(m) = args.max_time
+        && Duration::try_from_secs_f64(m).is_err()
+    {
+        return Err(Error::invalid(
+            "--max-time",
+            m,
+            "must be a finite number of seconds >= 0",
+        ));
     }
     let mut ctx = Ctx {
         args: &args,

@@ -23,16 +23,16 @@ pub struct SampleArgs {
     #[arg(long)]
     algorithm: String,
     /// Privacy budget ε (ignored by the non-private rwmh and hmc).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     epsilon: Option<f64>,
     /// Privacy budget δ (default 0.1/n, as in the thesis).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     delta: Option<f64>,
     /// Number of chains.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, allow_hyphen_values = true)]
     chains: usize,
     /// Seed of the run (chain i uses stream i).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     seed: u64,
     /// Give (ε, δ) to each chain (the thesis experiments) instead of to the whole release.
     #[arg(long)]
@@ -41,19 +41,19 @@ pub struct SampleArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Override the noise scale τ (DP penalty, minibatch penalty; τ_l of DP HMC).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     tau: Option<f64>,
     /// Override the log-likelihood-ratio clip bound.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     clip_bound: Option<f64>,
     /// Override the proposal standard deviation (same for every coordinate).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     proposal_sd: Option<f64>,
     /// Override the batch size (minibatch penalty, DP Barker).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     batch_size: Option<usize>,
     /// Fixed iterations per chain (instead of a privacy budget; required semantics for rwmh/hmc).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     iterations: Option<usize>,
     /// Accountant for Algorithm 2: pld (default for full data), zcdp, fourier (default for
     /// minibatch), rdp.
@@ -66,13 +66,22 @@ pub struct SampleArgs {
     #[arg(long)]
     thesis_compatible: bool,
     /// Threads (results do not depend on it).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     threads: Option<usize>,
+    /// Keep every K-th draw (CmdStan's thin: steps 1, K+1, 2K+1, ... are saved; acceptance and
+    /// clip fractions still count every step).
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "K",
+        allow_hyphen_values = true
+    )]
+    thin: usize,
     /// Start points: `thesis` (default; the thesis' starts, a reproduction-only shortcut: their
     /// spread is the exact posterior's standard deviation on the data, so they are NOT covered
     /// by the privacy guarantee), or a public point for every chain, comma separated
     /// (e.g. `0,3`), chosen without looking at the data.
-    #[arg(long, allow_negative_numbers = true, default_value = "thesis")]
+    #[arg(long, allow_hyphen_values = true, default_value = "thesis")]
     start: String,
 }
 
@@ -177,6 +186,7 @@ fn configure(a: &SampleArgs, exp: Experiment, kind: SamplerKind, n: usize) -> Re
     r.seed = a.seed;
     r.per_chain_budget = a.per_chain_budget;
     r.threads = a.threads;
+    r.thin = a.thin;
     r.progress = true;
     if kind.is_private() {
         match (a.iterations, a.epsilon) {
@@ -204,12 +214,62 @@ fn nullable(v: f64) -> Value {
     if v.is_finite() { json!(v) } else { Value::Null }
 }
 
+/// Library parameter name → `sample` flag.
+fn flag(name: &'static str) -> &'static str {
+    match name {
+        "chains" => "--chains",
+        "iterations" => "--iterations",
+        "thin" => "--thin",
+        "epsilon" => "--epsilon",
+        "delta" => "--delta",
+        "tau" | "tau_l" => "--tau",
+        "clip_bound" => "--clip-bound",
+        "proposal_sd" => "--proposal-sd",
+        "batch_size" | "batch" => "--batch-size",
+        "threads" => "--threads",
+        "accountant" => "--accountant",
+        "experiment" => "--experiment",
+        "algorithm" => "--algorithm",
+        "out" => "--out",
+        other => other,
+    }
+}
+
 /// Run `dp-mcmc sample`.
 pub fn sample(a: SampleArgs) -> Result<Value> {
+    sample_inner(a).map_err(|e| match e {
+        Error::InvalidParameter {
+            name,
+            value,
+            reason,
+        } => Error::InvalidParameter {
+            name: flag(name),
+            value,
+            reason,
+        },
+        other => other,
+    })
+}
+
+fn sample_inner(a: SampleArgs) -> Result<Value> {
     let exp: Experiment = a.experiment.parse()?;
     let kind: SamplerKind = a.algorithm.parse()?;
+    if a.threads == Some(0) {
+        return Err(Error::invalid("threads", 0, "use at least 1 thread"));
+    }
+    if let Some(path) = &a.out
+        && path.extension().is_some_and(|e| e != "csv")
+    {
+        return Err(Error::invalid(
+            "out",
+            path.display(),
+            "the draws are written as CSV: use a path ending in .csv",
+        ));
+    }
     let model = exp.model()?;
     let mut sampler = configure(&a, exp, kind, model.n_rows())?;
+    // Counts first: the start points below allocate one vector per chain.
+    sampler.run_settings_mut().check_counts()?;
     let (start, public_start) = start_points(&a, &model, || model.start_points(a.chains))?;
     sampler.run_settings_mut().start = start;
     let run = sampler.run(&model)?;
@@ -237,6 +297,7 @@ pub fn sample(a: SampleArgs) -> Result<Value> {
         "per_chain_budget": run.privacy.as_ref().map_or(Value::Null, |p| json!(p.per_chain)),
         "accountant": run.privacy.as_ref().map_or(Value::Null, |p| json!(p.accountant)),
         "seed": a.seed,
+        "thin": a.thin,
         "rng": run.rng,
         "wall_seconds": run.wall_seconds,
         "out": a.out.as_ref().map(|p| p.display().to_string()),

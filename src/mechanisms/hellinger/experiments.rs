@@ -389,7 +389,7 @@ fn run_setting(
     out: &mut ExperimentResult,
 ) -> Result<()> {
     let (runs, seed) = (o.runs, o.seed);
-    let n: u64 = counts.iter().sum();
+    let n = super::model::total(counts)?;
     if n == 0 {
         return Err(Error::invalid("sizes", n, "every data size must be >= 1"));
     }

@@ -208,7 +208,7 @@ impl LaplaceBaseline {
     /// Wrong number of categories or `n = 0`.
     pub fn release(&self, counts: &[u64], rng: &mut impl Rng) -> Result<LaplaceRelease> {
         check::len("counts", counts.len(), self.model.k())?;
-        let n: u64 = counts.iter().sum();
+        let n = super::model::total(counts)?;
         if n == 0 {
             return Err(Error::invalid(
                 "counts",

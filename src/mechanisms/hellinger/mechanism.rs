@@ -195,7 +195,7 @@ impl HellingerMechanism {
     /// Validate counts and return n.
     fn check(&self, counts: &[u64]) -> Result<u64> {
         check::len("counts", counts.len(), self.model.k())?;
-        let n: u64 = counts.iter().sum();
+        let n = super::model::total(counts)?;
         if n == 0 {
             return Err(Error::invalid(
                 "counts",

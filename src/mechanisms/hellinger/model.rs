@@ -72,6 +72,7 @@ impl DirichletMultinomial {
             return Err(Error::invalid("k", k, "must be at least 2"));
         }
         check::positive("strength", strength)?;
+        check::values("k", k as u128, 1)?;
         Self::new(vec![strength; k])
     }
 
@@ -165,6 +166,20 @@ impl DirichletMultinomial {
             .map(|(a, &c)| a + c as f64)
             .collect())
     }
+}
+
+/// `n = Σ counts`, or an error naming `counts` if the sum does not fit in a `u64`.
+pub(crate) fn total(counts: &[u64]) -> Result<u64> {
+    counts
+        .iter()
+        .try_fold(0u64, |acc, &c| acc.checked_add(c))
+        .ok_or_else(|| {
+            Error::invalid(
+                "counts",
+                format!("{counts:?}"),
+                "their sum exceeds 2^64 - 1; use smaller counts",
+            )
+        })
 }
 
 #[cfg(test)]

@@ -136,11 +136,12 @@ impl SensitivityTables {
     /// ```
     ///
     /// # Errors
-    /// `n = 0`.
+    /// `n = 0`, or tables beyond 2^30 values (`k·(n+1)`, see [`check::values`]).
     pub fn new(model: &DirichletMultinomial, n: u64) -> Result<Self> {
         if n == 0 {
             return Err(Error::invalid("n", n, "must be at least 1 row"));
         }
+        check::values("n", u128::from(n) + 1, model.prior().len() as u128)?;
         let g: Vec<Vec<f64>> = model
             .prior()
             .iter()
@@ -348,7 +349,7 @@ impl SensitivityTables {
 /// Wrong number of categories or counts summing to 0.
 pub fn local_sensitivity(model: &DirichletMultinomial, counts: &[u64]) -> Result<f64> {
     check::len("counts", counts.len(), model.k())?;
-    SensitivityTables::new(model, counts.iter().sum())?.local(counts)
+    SensitivityTables::new(model, super::model::total(counts)?)?.local(counts)
 }
 
 /// Smooth sensitivity `S(x)` (paper, equation (1)) at `counts` with smoothing `gamma`.
@@ -367,5 +368,5 @@ pub fn local_sensitivity(model: &DirichletMultinomial, counts: &[u64]) -> Result
 /// As [`SensitivityTables::smooth`].
 pub fn smooth_sensitivity(model: &DirichletMultinomial, counts: &[u64], gamma: f64) -> Result<f64> {
     check::len("counts", counts.len(), model.k())?;
-    SensitivityTables::new(model, counts.iter().sum())?.smooth(counts, gamma)
+    SensitivityTables::new(model, super::model::total(counts)?)?.smooth(counts, gamma)
 }

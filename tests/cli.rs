@@ -1,0 +1,627 @@
+//! The command line under bad input (issue 12 §5): every subcommand and flag fed odd values
+//! (NaN, ±∞, negative, huge, non-numeric, empty), missing files and bad CSVs. Bad input exits
+//! with status 2 and one `error: …` line on stderr naming the flag; valid input exits 0 with
+//! one JSON object on stdout; nothing exits 101 or prints a backtrace. Runs the built binary
+//! (a few hundred short processes, four at a time; `sample` only with tiny iteration counts,
+//! `reproduce` only with invalid values).
+
+mod common;
+
+use common::{odd_csvs, temp_dir, temp_file};
+
+/// Runs the built `dp-mcmc` with `args`: (exit status, stdout, stderr).
+fn dp_mcmc(args: &[String]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dp-mcmc"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .env("CI", "1")
+        .output()
+        .expect("run dp-mcmc");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// What a command line must do.
+#[derive(Clone, Copy, Debug)]
+enum Expect {
+    /// Exit 0 with one JSON object on stdout.
+    Json,
+    /// Exit 2 with one `error:` line on stderr that contains this text (the flag).
+    Fails(&'static str),
+    /// Either of the above (inputs at the edge of the domain, e.g. δ = 1e-300).
+    Either,
+    /// Exit 0 with text on stdout (`--help`).
+    Help,
+}
+
+fn split(cmd: &str) -> Vec<String> {
+    cmd.split_whitespace().map(str::to_string).collect()
+}
+
+/// Runs every case (a few processes at a time) and reports all violations at once.
+fn check_cli(cases: Vec<(Vec<String>, Expect)>) {
+    let problems = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((args, expect)) = cases.get(i) else {
+                        break;
+                    };
+                    let (code, out, err) = dp_mcmc(args);
+                    let line = format!("dp-mcmc {}", args.join(" "));
+                    let json_ok = code == 0
+                        && err.trim().is_empty()
+                        && serde_json::from_str::<serde_json::Value>(out.trim())
+                            .is_ok_and(|v| v.is_object());
+                    let err_ok = |flag: &str| {
+                        code == 2
+                            && out.is_empty()
+                            && err.lines().count() == 1
+                            && err.starts_with("error: ")
+                            && err.contains(flag)
+                            && !err.contains("panicked")
+                            && !err.contains("internal error")
+                            && !err.contains("backtrace")
+                    };
+                    let ok = match expect {
+                        Expect::Json => json_ok,
+                        Expect::Fails(flag) => err_ok(flag),
+                        Expect::Either => json_ok || err_ok(""),
+                        Expect::Help => code == 0 && !out.trim().is_empty(),
+                    };
+                    if !ok {
+                        problems.lock().unwrap().push(format!(
+                            "{line}\n  expected {expect:?}, got status {code}\n  stdout: {}\n  stderr: {}",
+                            out.trim(),
+                            err.trim()
+                        ));
+                    }
+                }
+            });
+        }
+    });
+    let problems = problems.into_inner().unwrap();
+    eprintln!(
+        "cli: {} command lines, {} problems",
+        cases.len(),
+        problems.len()
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Odd values of a numeric flag, as typed on a command line.
+const ODD_TEXT: [&str; 10] = [
+    "NaN",
+    "inf",
+    "-inf",
+    "-1",
+    "0",
+    "1e-320",
+    "1e308",
+    "abc",
+    "",
+    "18446744073709551616",
+];
+
+#[test]
+fn cli_bad_values_exit_2_naming_the_flag() {
+    use Expect::{Either, Fails, Json};
+    let dir = temp_dir("cli");
+    let csv = odd_csvs(&dir);
+    let mut cases: Vec<(Vec<String>, Expect)> = Vec::new();
+    fn add(cases: &mut Vec<(Vec<String>, Expect)>, cmd: &str, e: Expect) {
+        cases.push((split(cmd), e));
+    }
+
+    // Global.
+    add(&mut cases, "", Fails("subcommand"));
+    add(&mut cases, "frobnicate", Fails("frobnicate"));
+    add(&mut cases, "--help", Expect::Help);
+    add(&mut cases, "sample --help", Expect::Help);
+    add(&mut cases, "iterations --nope 1", Fails("--nope"));
+
+    // iterations
+    let it = "iterations --algorithm dp-penalty --tau 0.1 --n 1000";
+    add(&mut cases, &format!("{it} --epsilon 1"), Json);
+    add(
+        &mut cases,
+        &format!("{it} --epsilon 1 --accountant zcdp --delta 1e-6"),
+        Json,
+    );
+    add(
+        &mut cases,
+        &format!("{it} --epsilon 1e308"),
+        Fails("--epsilon"),
+    );
+    add(&mut cases, it, Fails("--epsilon"));
+    add(
+        &mut cases,
+        &format!("{it} --epsilon 1 --accountant rdp"),
+        Fails("--accountant"),
+    );
+    add(
+        &mut cases,
+        &format!("{it} --epsilon 1 --accountant bogus"),
+        Fails("--accountant"),
+    );
+    add(
+        &mut cases,
+        "iterations --algorithm bogus --epsilon 1 --n 10",
+        Fails("--algorithm"),
+    );
+    add(
+        &mut cases,
+        "iterations --algorithm dp-penalty --epsilon 1 --n 1000",
+        Fails("--tau"),
+    );
+    for v in ODD_TEXT {
+        let either = |good: bool| if good { Either } else { Fails("--epsilon") };
+        let e = either(v == "1e-320" || v == "1e308");
+        let cmd = |flag: &str| {
+            let mut a = split(it);
+            a.retain(|x| !(flag == "--tau" && (x == "--tau" || x == "0.1")));
+            a.retain(|x| !(flag == "--n" && (x == "--n" || x == "1000")));
+            if flag != "--epsilon" {
+                a.extend(split("--epsilon 1"));
+            }
+            a.push(flag.to_string());
+            a.push(v.to_string());
+            a
+        };
+        cases.push((cmd("--epsilon"), if v == "1e-320" { Either } else { e }));
+        cases.push((
+            cmd("--delta"),
+            if v == "1e-320" {
+                Either
+            } else {
+                Fails("--delta")
+            },
+        ));
+        // A huge τ allows more than 10^15 iterations: refused, naming epsilon and tau.
+        cases.push((
+            cmd("--tau"),
+            if v == "1e-320" { Either } else { Fails("tau") },
+        ));
+        cases.push((cmd("--n"), Fails("--n")));
+    }
+    let hmc = "iterations --algorithm dp-hmc --epsilon 1 --n 1000 --tau-l 0.1 --tau-g 0.4";
+    add(&mut cases, &format!("{hmc} --leapfrog-steps 10"), Json);
+    add(
+        &mut cases,
+        &format!("{hmc} --leapfrog-steps 10 --gradient reuse --accountant zcdp"),
+        Json,
+    );
+    add(&mut cases, hmc, Fails("--leapfrog-steps"));
+    add(
+        &mut cases,
+        &format!("{hmc} --leapfrog-steps 0"),
+        Fails("--leapfrog-steps"),
+    );
+    add(
+        &mut cases,
+        &format!("{hmc} --leapfrog-steps 4294967296"),
+        Fails("--leapfrog-steps"),
+    );
+    add(
+        &mut cases,
+        &format!("{hmc} --leapfrog-steps 10 --gradient bogus"),
+        Fails("--gradient"),
+    );
+    add(
+        &mut cases,
+        &format!("{hmc} --leapfrog-steps 10 --tau-g NaN"),
+        Fails("--tau-g"),
+    );
+    add(
+        &mut cases,
+        &format!("{hmc} --leapfrog-steps 10 --tau-l -1"),
+        Fails("--tau-l"),
+    );
+    let mb = "iterations --algorithm minibatch-penalty --epsilon 1 --n 1000 --tau 0.7";
+    add(
+        &mut cases,
+        &format!("{mb} --batch-size 100 --accountant rdp"),
+        Json,
+    );
+    add(
+        &mut cases,
+        &format!("{mb} --batch-size 100 --accountant rdp --thesis-compatible"),
+        Json,
+    );
+    add(&mut cases, mb, Fails("--batch-size"));
+    add(
+        &mut cases,
+        &format!("{mb} --batch-size 0"),
+        Fails("--batch-size"),
+    );
+    add(
+        &mut cases,
+        &format!("{mb} --batch-size 1001"),
+        Fails("--batch-size"),
+    );
+    add(
+        &mut cases,
+        &format!("{mb} --batch-size 100 --accountant zcdp"),
+        Fails("--accountant"),
+    );
+    add(
+        &mut cases,
+        &format!("{mb} --batch-size 100 --accountant rdp --epsilon 1e308"),
+        Fails("--epsilon"),
+    );
+    let bk = "iterations --algorithm dp-barker --epsilon 1 --n 1000";
+    add(&mut cases, &format!("{bk} --batch-size 100"), Json);
+    add(
+        &mut cases,
+        &format!("{bk} --batch-size 5"),
+        Fails("--batch-size"),
+    );
+    add(
+        &mut cases,
+        &format!("{bk} --batch-size 100 --epsilon 1e308"),
+        Fails("--epsilon"),
+    );
+    add(
+        &mut cases,
+        &format!("{bk} --batch-size 100 --n 18446744073709551615"),
+        Either,
+    );
+    add(
+        &mut cases,
+        &format!("{bk} --batch-size 100 --accountant pld"),
+        Fails("--accountant"),
+    );
+
+    // delta / epsilon
+    let d = "delta --accountant pld --noise-multiplier 1 --steps 10 --epsilon 1";
+    add(&mut cases, d, Json);
+    add(
+        &mut cases,
+        "epsilon --accountant rdp --noise-multiplier 1 --steps 10 --delta 1e-5",
+        Json,
+    );
+    add(
+        &mut cases,
+        "epsilon --accountant zcdp --noise-multiplier 1 --steps 10 --delta 1e-5",
+        Json,
+    );
+    add(
+        &mut cases,
+        "epsilon --accountant rdp --noise-multiplier 2 --steps 100 --delta 1e-5 \
+         --sampling without-replacement --q 0.01 --orders dp-accounting",
+        Json,
+    );
+    add(
+        &mut cases,
+        "delta --accountant fourier --noise-multiplier 2 --steps 100 --epsilon 1 \
+         --sampling poisson --q 0.01 --nx 10000",
+        Json,
+    );
+    for v in ODD_TEXT {
+        let edge = matches!(v, "1e-320" | "1e308" | "18446744073709551616");
+        let with = |base: &str, flag: &str| {
+            let mut a: Vec<String> = Vec::new();
+            let parts = split(base);
+            let mut k = 0;
+            while k < parts.len() {
+                if parts[k] == flag {
+                    k += 2;
+                    continue;
+                }
+                a.push(parts[k].clone());
+                k += 1;
+            }
+            a.push(flag.to_string());
+            a.push(v.to_string());
+            a
+        };
+        let fail_or_edge = |flag: &'static str| if edge { Either } else { Fails(flag) };
+        cases.push((
+            with(d, "--noise-multiplier"),
+            fail_or_edge("--noise-multiplier"),
+        ));
+        cases.push((with(d, "--steps"), Fails("--steps")));
+        cases.push((
+            with(d, "--epsilon"),
+            if edge || v == "0" || v == "inf" {
+                Either
+            } else {
+                Fails("--epsilon")
+            },
+        ));
+        let e = "epsilon --accountant pld --noise-multiplier 1 --steps 10 --delta 1e-5";
+        cases.push((
+            with(e, "--delta"),
+            if v == "1e-320" {
+                Either
+            } else {
+                Fails("--delta")
+            },
+        ));
+        let poi = "delta --accountant rdp --noise-multiplier 1 --steps 10 --epsilon 1 \
+                   --sampling poisson --q 0.1";
+        cases.push((
+            with(poi, "--q"),
+            if v == "1e-320" { Either } else { Fails("--q") },
+        ));
+        let fa = "delta --accountant fourier --noise-multiplier 1 --steps 10 --epsilon 1 \
+                  --sampling poisson --q 0.1 --nx 2000";
+        cases.push((with(fa, "--nx"), Fails("--nx")));
+        cases.push((with(fa, "--window"), fail_or_edge("--window")));
+    }
+    add(
+        &mut cases,
+        "delta --accountant fourier --noise-multiplier 1 --steps 1 --epsilon 1",
+        Fails("--accountant"),
+    );
+    add(&mut cases, &format!("{d} --q 0.1"), Fails("--q"));
+    add(
+        &mut cases,
+        "delta --accountant rdp --noise-multiplier 1 --steps 1 --epsilon 1 --sampling poisson",
+        Fails("--q"),
+    );
+    add(
+        &mut cases,
+        "delta --accountant rdp --noise-multiplier 1 --steps 1 --epsilon 1 --sampling poisson \
+         --q 0.1 --relation substitute",
+        Fails("--relation"),
+    );
+    add(
+        &mut cases,
+        "delta --accountant zcdp --noise-multiplier 1 --steps 1 --epsilon 1 --sampling poisson \
+         --q 0.1",
+        Fails("--accountant"),
+    );
+    add(
+        &mut cases,
+        "delta --accountant fourier --noise-multiplier 1 --steps 1 --epsilon 1 --sampling poisson \
+         --q 0.1 --nx 3",
+        Fails("--nx"),
+    );
+    add(
+        &mut cases,
+        "delta --accountant fourier --noise-multiplier 1 --steps 1 --epsilon 1 --sampling poisson \
+         --q 1",
+        Fails("--q"),
+    );
+
+    // diagnose / mmd: missing files, bad CSVs.
+    let path = |name: &str| {
+        csv.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, p)| p.display().to_string())
+            .unwrap()
+    };
+    add(
+        &mut cases,
+        &format!("diagnose --draws {}", path("draws-ok")),
+        Json,
+    );
+    for (name, _) in &csv {
+        if *name != "draws-ok" {
+            let e = match *name {
+                "draws-huge" | "draws-neg" | "draws-dup" => Either,
+                _ => Fails("--draws"),
+            };
+            cases.push((split(&format!("diagnose --draws {}", path(name))), e));
+        }
+    }
+    add(&mut cases, "diagnose", Fails("--draws"));
+    let xy = temp_file(&dir, "xy.csv", b"a,b\n0.1,0.2\n0.3,0.1\n-0.2,0.5\n");
+    let x1 = temp_file(&dir, "x1.csv", b"a\n0.1\n0.3\n");
+    let xy = xy.display();
+    add(&mut cases, &format!("mmd --x {xy} --y {xy}"), Json);
+    add(
+        &mut cases,
+        &format!("mmd --x {xy} --y {xy} --bandwidth 0.5 --seed 3"),
+        Json,
+    );
+    add(
+        &mut cases,
+        &format!("mmd --x {xy} --y {}", x1.display()),
+        Fails("--y"),
+    );
+    for v in ODD_TEXT {
+        let e = if matches!(v, "1e-320" | "1e308" | "18446744073709551616") {
+            Either
+        } else {
+            Fails("--bandwidth")
+        };
+        cases.push((
+            vec![
+                "mmd".into(),
+                "--x".into(),
+                xy.to_string(),
+                "--y".into(),
+                xy.to_string(),
+                "--bandwidth".into(),
+                v.into(),
+            ],
+            e,
+        ));
+    }
+    for (name, _) in &csv {
+        let e = match *name {
+            "one-row" | "draws-ok" | "draws-neg" | "draws-dup" | "unicode-header"
+            | "dup-header" | "draws-huge" | "draws-text-chain" => Either,
+            _ => Fails("--x"),
+        };
+        cases.push((split(&format!("mmd --x {} --y {xy}", path(name))), e));
+    }
+
+    // sample: invalid values, and tiny valid runs.
+    let s = "sample --experiment easy-2d --algorithm";
+    add(
+        &mut cases,
+        &format!("{s} rwmh --iterations 4 --chains 2"),
+        Json,
+    );
+    add(
+        &mut cases,
+        &format!("{s} rwmh --iterations 9 --chains 2 --thin 4"),
+        Json,
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-penalty --iterations 3 --chains 1"),
+        Json,
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-barker --iterations 3 --chains 1 --batch-size 500"),
+        Json,
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-penalty --epsilon 4 --chains 0"),
+        Fails("--chains"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-hmc --epsilon 4 --chains 0"),
+        Fails("--chains"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} minibatch-penalty --epsilon 4 --chains 0"),
+        Fails("--chains"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-barker --epsilon 4 --chains 0"),
+        Fails("--chains"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} rwmh --iterations 4 --chains 0"),
+        Fails("--chains"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-penalty --epsilon 4 --chains 18446744073709551615"),
+        Fails("--chains"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} rwmh --iterations 18446744073709551615"),
+        Fails("--iterations"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-penalty --iterations 18446744073709551615"),
+        Fails("--iterations"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} rwmh --iterations 1000000000"),
+        Fails("--thin"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} rwmh --iterations 4 --thin 0"),
+        Fails("--thin"),
+    );
+    add(&mut cases, &format!("{s} dp-penalty"), Fails("--epsilon"));
+    add(
+        &mut cases,
+        &format!("{s} dp-penalty --epsilon 1e308"),
+        Fails("--epsilon"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-penalty --epsilon 4 --delta 0"),
+        Fails("--delta"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} bogus --iterations 3"),
+        Fails("--algorithm"),
+    );
+    add(
+        &mut cases,
+        "sample --experiment bogus --algorithm rwmh --iterations 3",
+        Fails("--experiment"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} circle --iterations 3"),
+        Fails("--algorithm"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} rwmh --iterations 3 --threads 0"),
+        Fails("--threads"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} rwmh --iterations 3 --out draws.parquet"),
+        Fails("--out"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-penalty --iterations 3 --accountant bogus"),
+        Fails("--accountant"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-hmc --iterations 3 --gradient bogus"),
+        Fails("--gradient"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} minibatch-penalty --iterations 3 --batch-size 0"),
+        Fails("--batch-size"),
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-barker --epsilon 4 --batch-size 10"),
+        Fails("--batch-size"),
+    );
+    for v in ODD_TEXT {
+        for (flag, alg) in [
+            ("--epsilon", "dp-penalty --chains 1"),
+            ("--delta", "dp-penalty --epsilon 1e-300 --chains 1"),
+            ("--tau", "dp-penalty --iterations 2 --chains 1"),
+            ("--clip-bound", "dp-penalty --iterations 2 --chains 1"),
+            ("--proposal-sd", "rwmh --iterations 2 --chains 1"),
+            ("--chains", "rwmh --iterations 2"),
+            ("--iterations", "rwmh --chains 1"),
+            ("--thin", "rwmh --iterations 2 --chains 1"),
+        ] {
+            // Valid values at the edge: tiny or huge scales (short runs), zero iterations,
+            // tiny budgets (refused as too small, with the budget in the message).
+            let huge = matches!(v, "1e308" | "18446744073709551616");
+            let valid_edge = match flag {
+                "--tau" | "--clip-bound" | "--proposal-sd" => v == "1e-320" || huge,
+                "--iterations" => v == "0",
+                "--epsilon" | "--delta" => v == "1e-320",
+                _ => false,
+            };
+            let e = if valid_edge { Either } else { Fails(flag) };
+            let mut args = split(&format!("{s} {alg}"));
+            args.push(flag.to_string());
+            args.push(v.to_string());
+            cases.push((args, e));
+        }
+    }
+
+    // reproduce: invalid values only (a valid run is minutes of work).
+    add(&mut cases, "reproduce bogus", Fails("bogus"));
+    for v in ["NaN", "-1", "inf", "1e300", "abc"] {
+        cases.push((
+            split(&format!("reproduce all --max-time {v}")),
+            Fails("--max-time"),
+        ));
+    }
+    add(&mut cases, "reproduce all --threads 0", Fails("--threads"));
+    add(&mut cases, "reproduce all --seed -1", Fails("--seed"));
+
+    check_cli(cases);
+    let _ = std::fs::remove_dir_all(&dir);
+}
