@@ -272,19 +272,21 @@ fn fix_nonfinite_rows(
         if sq.is_finite() {
             continue;
         }
-        // `over` counted an infinite ‖g‖² as clipped, and a NaN one not.
-        clipped += u64::from(sq.is_nan());
-        if row().all(|g| g.is_finite()) {
+        // What the fast sweep counted for this row (an infinite ‖g‖² above B², a NaN never).
+        let counted = u64::from(sq > bound * bound);
+        let over = if row().all(|g| g.is_finite()) {
             let big = row().fold(0.0_f64, |m, g| m.max(g.abs()));
             let norm = big * row().map(|g| (g / big).powi(2)).sum::<f64>().sqrt();
             *sc = if norm > bound { bound / norm } else { 1.0 };
-            clipped -= u64::from(norm <= bound);
+            norm > bound
         } else {
             *sc = 0.0;
             for g in cols.iter_mut().skip(k).step_by(len) {
                 *g = 0.0;
             }
-        }
+            true
+        };
+        clipped = clipped + u64::from(over) - counted;
     }
     clipped
 }
@@ -402,6 +404,11 @@ mod tests {
         let clipped = clip_sum_columns(&mut cols, len, bound, &mut scale, &mut out);
         let h = std::f64::consts::SQRT_2;
         assert_eq!(clipped, 5);
+        // A bound so large that B² overflows: the overflowing finite row is not clipped.
+        let mut cols2 = vec![1e300, 1.0, 1e300, 1.0];
+        let mut out2 = vec![0.0; 2];
+        let c2 = clip_sum_columns(&mut cols2, 2, 1e300 * 10.0, &mut scale[..2], &mut out2);
+        assert_eq!((c2, out2), (0, vec![1e300 + 1.0, 1e300 + 1.0]));
         assert!((out[0] - (1.2 + h + 0.5)).abs() < 1e-12, "{out:?}");
         assert!((out[1] - (1.6 + h)).abs() < 1e-12, "{out:?}");
     }
