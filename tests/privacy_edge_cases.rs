@@ -4,6 +4,7 @@ use dp_mcmc::accounting::Method;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::models::{CustomModel, Model, RowData};
 use dp_mcmc::rng::chain_rng;
+use dp_mcmc::samplers::hmc::HmcKernel;
 use dp_mcmc::samplers::{ClipDistance, DpHmc, DpPenalty, Kernel, MinibatchPenalty};
 
 /// 200 rows around 0.3 with one extra row `bad` (a 1-d normal-mean model).
@@ -31,6 +32,19 @@ fn normal_model(bad: f64) -> CustomModel {
     .unwrap()
 }
 
+/// A small DP HMC kernel (τ_l = τ_g = 0.5, L = 3, η = 0.01, b_l = b_g = 1).
+fn dp_hmc(model: &CustomModel) -> HmcKernel {
+    DpHmc::builder()
+        .tau_l(0.5)
+        .tau_g(0.5)
+        .leapfrog_steps(3)
+        .step_size(0.01)
+        .clip_bound(1.0)
+        .grad_clip_bound(1.0)
+        .kernel(model)
+        .unwrap()
+}
+
 /// DP HMC: one row with a NaN or infinite gradient used to turn every noisy gradient, the
 /// trajectory and `log α` into NaN (every step rejected and flagged: a release that reveals
 /// the row). The row now contributes zero, so every step stays finite.
@@ -38,15 +52,7 @@ fn normal_model(bad: f64) -> CustomModel {
 fn dp_hmc_bounds_nonfinite_gradient_rows() {
     for bad in [999.0, -999.0] {
         let model = normal_model(bad);
-        let kernel = DpHmc::builder()
-            .tau_l(0.5)
-            .tau_g(0.5)
-            .leapfrog_steps(3)
-            .step_size(0.01)
-            .clip_bound(1.0)
-            .grad_clip_bound(1.0)
-            .kernel(&model)
-            .unwrap();
+        let kernel = dp_hmc(&model);
         let mut rng = chain_rng(7, 0);
         let mut state = kernel.init(&model, &[0.3], &mut rng).unwrap();
         for _ in 0..30 {
@@ -64,15 +70,7 @@ fn dp_hmc_bounds_nonfinite_gradient_rows() {
 #[test]
 fn dp_hmc_noise_follows_the_clip_distance() {
     let model = normal_model(0.0);
-    let mut kernel = DpHmc::builder()
-        .tau_l(0.5)
-        .tau_g(0.5)
-        .leapfrog_steps(3)
-        .step_size(0.01)
-        .clip_bound(1.0)
-        .grad_clip_bound(1.0)
-        .kernel(&model)
-        .unwrap();
+    let mut kernel = dp_hmc(&model);
     for distance in [ClipDistance::L2, ClipDistance::AbsSumThesis] {
         kernel.clip_distance = distance;
         let (theta, theta_new) = ([0.0, 0.0], [0.3, 0.4]);

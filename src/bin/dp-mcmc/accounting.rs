@@ -219,18 +219,7 @@ fn flag(name: &'static str) -> &'static str {
 }
 
 fn cli_error(e: Error) -> Error {
-    match e {
-        Error::InvalidParameter {
-            name,
-            value,
-            reason,
-        } => Error::InvalidParameter {
-            name: flag(name),
-            value,
-            reason,
-        },
-        other => other,
-    }
+    super::name_the_flag(e, flag)
 }
 
 fn missing(flag: &'static str, why: &str) -> Error {

@@ -62,6 +62,23 @@ fn one_line(e: &clap::Error) -> String {
     }
 }
 
+/// `e` with the name of an invalid parameter replaced by the command-line flag that sets it
+/// (`flag` maps library parameter names to flags, e.g. `"tau"` to `"--tau"`).
+fn name_the_flag(e: dp_mcmc::Error, flag: fn(&'static str) -> &'static str) -> dp_mcmc::Error {
+    match e {
+        dp_mcmc::Error::InvalidParameter {
+            name,
+            value,
+            reason,
+        } => dp_mcmc::Error::InvalidParameter {
+            name: flag(name),
+            value,
+            reason,
+        },
+        other => other,
+    }
+}
+
 /// The last panic's message and location (set by the hook, read by `main`).
 static PANIC: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 

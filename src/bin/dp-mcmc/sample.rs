@@ -237,18 +237,7 @@ fn flag(name: &'static str) -> &'static str {
 
 /// Run `dp-mcmc sample`.
 pub fn sample(a: SampleArgs) -> Result<Value> {
-    sample_inner(a).map_err(|e| match e {
-        Error::InvalidParameter {
-            name,
-            value,
-            reason,
-        } => Error::InvalidParameter {
-            name: flag(name),
-            value,
-            reason,
-        },
-        other => other,
-    })
+    sample_inner(a).map_err(|e| super::name_the_flag(e, flag))
 }
 
 fn sample_inner(a: SampleArgs) -> Result<Value> {
