@@ -199,7 +199,7 @@ impl Run {
     ///
     /// ```
     /// # use dp_mcmc::samplers::{Run, PrivacySpent};
-    /// # let mut run = dp_mcmc::samplers::Rwmh::builder().iterations(2).chains(1).start(vec![0.0])
+    /// # let mut run = dp_mcmc::samplers::Rwmh::builder().iterations(2).chains(1).start(vec![0.0, 0.0])
     /// #     .run(&dp_mcmc::models::Experiment::EasyBanana2d.model().unwrap()).unwrap();
     /// // A non-private run (random-walk MH) has no ε and no δ.
     /// assert_eq!(run.epsilon(), None);
