@@ -1,6 +1,7 @@
 //! `use dp_mcmc::prelude::*;` brings what a notebook cell needs into scope: the samplers'
-//! builders, the models, the accountants, the diagnostics, the display hooks and polars'
-//! `DataFrame`.
+//! builders, the models, the accountants, the diagnostics, the display hooks (a bare `df`,
+//! `run` or `Chart` as a cell's last expression renders; `quick_mode()` reads
+//! `DP_MCMC_QUICK`) and polars' `DataFrame`.
 pub use crate::accounting::{
     Accountant, Fourier, Gradient, MaxIterations, Method, Pld, PrivacyEvent, Rdp, Zcdp, pld_delta,
     pld_epsilon,
@@ -14,7 +15,7 @@ pub use crate::error::Error;
 pub use crate::experiments::{Sampler, SamplerKind, chain_metrics};
 pub use crate::models::{ColumnData, CustomModel, Experiment, ExperimentModel, Model, RowData};
 pub use crate::samplers::{
-    ClipDistance, DpBarker, DpHmc, DpPenalty, Hmc, MinibatchPenalty, ProposalKind, Run,
-    RunSettings, Rwmh, StepSize,
+    ClipDistance, DpBarker, DpHmc, DpPenalty, Hmc, MinibatchPenalty, PrivacySpent, ProposalKind,
+    Run, RunSettings, Rwmh, Start, StepSize,
 };
 pub use polars::prelude::DataFrame;

@@ -684,9 +684,7 @@ fn notebook_cells_compile_and_run() -> dp_mcmc::Result<()> {
     use dp_mcmc::mechanisms::{RandomizedResponse, RandomizedWeightedMajority};
     use dp_mcmc::plots::mechanisms as pm;
     use dp_mcmc::prelude::*;
-    let quick: bool = std::env::var("DP_MCMC_QUICK")
-        .map(|v| v == "1")
-        .unwrap_or(false);
+    let quick: bool = quick_mode(); // quick unless DP_MCMC_QUICK=0
     let runs: usize = if quick { 50 } else { 300 };
     println!("quick mode: {quick}, runs per setting: {runs}");
     let rr = RandomizedResponse::fair();

@@ -66,6 +66,8 @@ pub(crate) fn plotly_js_script() -> String {
 #[derive(Clone)]
 pub struct Chart {
     plot: Plot,
+    /// Why there is no figure ([`Chart::try_new`] of an error); `plot` is then a placeholder.
+    error: Option<String>,
 }
 
 impl From<Plot> for Chart {
@@ -77,7 +79,56 @@ impl From<Plot> for Chart {
 impl Chart {
     /// Wraps a figure (see the type's docs for an example).
     pub fn new(plot: Plot) -> Self {
-        Chart { plot }
+        Chart { plot, error: None }
+    }
+
+    /// Wraps a figure function's result: `Ok` as [`Chart::new`]; an `Err` (say, a figure whose
+    /// panels have no rows) becomes a placeholder that shows the error text when displayed,
+    /// so the notebook cell does not fail. In a notebook: `Chart::try_new(figure_6_5(&results))`.
+    ///
+    /// ```
+    /// use dp_mcmc::display::Chart;
+    /// use dp_mcmc::plotly::{Plot, Scatter};
+    /// let mut plot = Plot::new();
+    /// plot.add_trace(Scatter::new(vec![1.0], vec![2.0]).name("point"));
+    /// assert!(Chart::try_new(Ok(plot)).error().is_none());
+    /// // An error case: a trace plot of a table without parameter columns.
+    /// let empty = dp_mcmc::polars::prelude::DataFrame::empty();
+    /// let chart = Chart::try_new(dp_mcmc::plots::experiments::trace_plot(&empty));
+    /// assert!(chart.error().is_some());
+    /// assert!(chart.notebook_html().starts_with("<div class=\"dp-mcmc-no-figure\">"));
+    /// assert!(chart.notebook_html().contains("No figure"));
+    /// ```
+    pub fn try_new(plot: crate::Result<Plot>) -> Self {
+        match plot {
+            Ok(p) => Chart::new(p),
+            Err(e) => Chart::placeholder(&e.to_string()),
+        }
+    }
+
+    /// A placeholder figure whose title is the error text (kept so that
+    /// [`to_json`](Self::to_json) and [`write_html`](Self::write_html) still work).
+    fn placeholder(error: &str) -> Self {
+        use plotly::common::Title;
+        use plotly::{Layout, Scatter};
+        let mut plot = Plot::new();
+        plot.add_trace(Scatter::new(Vec::<f64>::new(), Vec::<f64>::new()).name("no data"));
+        plot.set_layout(
+            Layout::new()
+                .title(Title::with_text(format!("No figure: {error}")))
+                .x_axis(crate::plots::axis("x"))
+                .y_axis(crate::plots::axis("y"))
+                .show_legend(true),
+        );
+        Chart {
+            plot,
+            error: Some(error.to_string()),
+        }
+    }
+
+    /// Why there is no figure (`None` for a figure; see [`Chart::try_new`]).
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
     }
 
     /// The wrapped figure.
@@ -130,13 +181,27 @@ impl Chart {
 
     /// The notebook HTML fragment, inlining plotly.js if no chart has been shown yet in this
     /// kernel session.
+    /// For a placeholder ([`Chart::try_new`] of an error), a short HTML message with the
+    /// error text instead (plotly.js is not sent).
     pub fn notebook_html(&self) -> String {
-        self.notebook_html_with(&PLOTLY_JS_SENT, &session_marker())
+        match &self.error {
+            Some(e) => no_figure_html(e),
+            None => self.notebook_html_with(&PLOTLY_JS_SENT, &session_marker()),
+        }
     }
 
     /// Prints `text/html` and `application/vnd.plotly.v1+json` in evcxr's protocol (called by
     /// the kernel when a `Chart` is a cell's last expression).
+    /// A placeholder shows `text/html` and `text/plain` with the error text.
     pub fn evcxr_display(&self) {
+        if let Some(e) = &self.error {
+            let text = format!("No figure: {e}");
+            println!(
+                "{}",
+                super::evcxr_blocks(&[("text/html", &no_figure_html(e)), ("text/plain", &text)])
+            );
+            return;
+        }
         let html = self.notebook_html();
         let json = self.to_json();
         println!(
@@ -147,6 +212,14 @@ impl Chart {
             ])
         );
     }
+}
+
+/// The HTML shown for a figure that could not be drawn.
+fn no_figure_html(error: &str) -> String {
+    format!(
+        "<div class=\"dp-mcmc-no-figure\"><p><b>No figure:</b> {}</p></div>",
+        super::escape_html(error)
+    )
 }
 
 impl std::fmt::Debug for Chart {
@@ -232,6 +305,25 @@ mod tests {
             let start = name.rsplit('-').next().unwrap();
             assert!(start.parse::<u64>().is_ok(), "start time missing: {name}");
         }
+    }
+
+    #[test]
+    fn a_failed_figure_is_a_placeholder() {
+        let failed = Chart::try_new(Err(crate::Error::InvalidData(
+            "no rows for <d = 10>".into(),
+        )));
+        assert_eq!(failed.error(), Some("invalid data: no rows for <d = 10>"));
+        let html = failed.notebook_html();
+        assert!(html.contains("No figure:</b> invalid data: no rows for &lt;d = 10&gt;"));
+        assert!(!has_plotly_js(&html) && !html.contains("Plotly.newPlot"));
+        // The placeholder figure names the error, so a written page still explains itself.
+        let json: serde_json::Value = serde_json::from_str(&failed.to_json()).unwrap();
+        let title = json["layout"]["title"]["text"].as_str().unwrap();
+        assert!(title.starts_with("No figure: invalid data"), "{title}");
+        // A figure stays a figure.
+        let ok = Chart::try_new(Ok(chart().into_plot()));
+        assert!(ok.error().is_none());
+        assert!(ok.to_inline_html().contains("Plotly.newPlot"));
     }
 
     #[test]

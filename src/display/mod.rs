@@ -7,8 +7,14 @@
 //! * [`FrameDisplay`], a trait implemented for `DataFrame`: with `use dp_mcmc::prelude::*;`
 //!   in scope, a bare `df` as a cell's last expression renders as an HTML table (head … tail,
 //!   with dtypes) plus a plain-text table.
+//! * [`RunDisplay`], implemented for [`Run`](crate::samplers::Run): a bare `run` renders its
+//!   report (algorithm, chains, iterations, ε, δ, accountant, random source, acceptance, the
+//!   summary table with R-hat and ESS) rather than `Debug`'s every draw; `run.to_string()`
+//!   is the same report as text (`Display`).
 //! * [`Chart`] (feature `plot`), a wrapper around `plotly::Plot` that inlines plotly.js once per
-//!   kernel session, so charts render without a network connection.
+//!   kernel session, so charts render without a network connection; [`Chart::try_new`] turns a
+//!   figure that could not be drawn (e.g. no rows for its panels) into a readable placeholder.
+//! * [`quick_mode`]: the notebooks' quick flag (`DP_MCMC_QUICK`, quick unless it is `0`).
 //!
 //! Pitfalls of the evcxr kernel (0.22, measured):
 //! * It keeps one output per MIME type per cell: show one table or chart per cell.
@@ -35,12 +41,16 @@
 
 #[cfg(feature = "plot")]
 mod chart;
+mod quick;
+mod run;
 mod table;
 
 #[cfg(feature = "plot")]
 pub(crate) use chart::plotly_js_script;
 #[cfg(feature = "plot")]
 pub use chart::{Chart, reset_plotly_js};
+pub use quick::{QUICK_ENV, quick_mode, quick_mode_from};
+pub use run::{NONPRIVATE_NOTE, RunDisplay};
 pub use table::{DEFAULT_MAX_ROWS, escape_html, format_value, frame_to_html, frame_to_text};
 
 use polars::prelude::DataFrame;

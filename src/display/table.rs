@@ -33,7 +33,7 @@ pub fn escape_html(s: &str) -> String {
 
 /// Formats a float with [`FLOAT_DIGITS`] significant digits: plain notation between 1e-4 and
 /// 1e9, scientific outside; integer-valued floats keep a `.0`.
-fn format_float(x: f64) -> String {
+pub(crate) fn format_float(x: f64) -> String {
     if x.is_nan() {
         return "NaN".into();
     }

@@ -9,6 +9,7 @@ mod posterior;
 mod results;
 mod runner;
 mod sampler_kind;
+mod sampler_setters;
 mod tuned;
 
 pub use clipping::{BaselineSpec, ClippingSpec, THESIS_CLIP_BOUNDS};

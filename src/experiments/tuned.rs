@@ -201,7 +201,8 @@ impl Sampler {
         })
     }
 
-    /// The run settings (chains, seed, budget, start points, ...).
+    /// The run settings (chains, seed, budget, start points, ...), to change in place; the
+    /// fluent setters (`.epsilon(e)`, `.chains(c)`, `.seed(s)`, …) are usually shorter.
     pub fn run_settings_mut(&mut self) -> &mut RunSettings {
         match self {
             Sampler::Rwmh(s) => &mut s.run,

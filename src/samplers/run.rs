@@ -145,7 +145,8 @@ fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { f64::NAN }
 }
 
-/// The privacy a run spent (from its accountant).
+/// The privacy a run spent (from its accountant). Its `Display` reads
+/// `ε = 2, δ = 1e-5 (ADP accountant, whole release: all chains together)`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PrivacySpent {
     /// ε of the guarantee.
@@ -154,11 +155,18 @@ pub struct PrivacySpent {
     pub delta: f64,
     /// `true` if (ε, δ) holds for each chain separately, `false` for the whole release.
     pub per_chain: bool,
-    /// Accountant used (e.g. `"pld"`, `"zcdp"`, `"fourier"`, `"rdp"`).
+    /// Accountant that bounded the run: a [`Method::label`](crate::accounting::Method::label)
+    /// (`"ADP"`, the tight PLD of Theorems 6/12; `"zCDP"`; `"RDP"`; `"Fourier"`) or, for
+    /// discrete Gaussian noise, `"zCDP-CKS20 (discrete Gaussian)"`.
     pub accountant: String,
 }
 
 /// A finished run.
+///
+/// Print it with `{}` (or show it as a notebook cell's last expression, with
+/// `dp_mcmc::prelude::*` in scope): its `Display` is a short report (algorithm, chains,
+/// iterations, ε, δ, accountant, random source, acceptance per chain and the posterior summary
+/// with R-hat and ESS; see `crate::display::RunDisplay`). `{:?}` (`Debug`) prints every draw.
 #[derive(Clone, Debug)]
 pub struct Run {
     /// Algorithm name (`"dp-penalty"`, ...).
@@ -187,6 +195,29 @@ pub struct Run {
 }
 
 impl Run {
+    /// ε of the privacy guarantee (`None` for the non-private samplers).
+    ///
+    /// ```
+    /// # use dp_mcmc::samplers::{Run, PrivacySpent};
+    /// # let mut run = dp_mcmc::samplers::Rwmh::builder().iterations(2).chains(1).start(vec![0.0, 0.0])
+    /// #     .run(&dp_mcmc::models::Experiment::EasyBanana2d.model().unwrap()).unwrap();
+    /// // A non-private run (random-walk MH) has no ε and no δ.
+    /// assert_eq!(run.epsilon(), None);
+    /// assert_eq!(run.delta(), None);
+    /// run.privacy = Some(PrivacySpent { epsilon: 2.0, delta: 1e-5, per_chain: false,
+    ///                                   accountant: "ADP".into() });
+    /// assert_eq!((run.epsilon(), run.delta()), (Some(2.0), Some(1e-5)));
+    /// ```
+    pub fn epsilon(&self) -> Option<f64> {
+        self.privacy.as_ref().map(|p| p.epsilon)
+    }
+
+    /// δ of the privacy guarantee (`None` for the non-private samplers; see
+    /// [`epsilon`](Self::epsilon)).
+    pub fn delta(&self) -> Option<f64> {
+        self.privacy.as_ref().map(|p| p.delta)
+    }
+
     /// Parameter dimension.
     pub fn dim(&self) -> usize {
         self.param_names.len()

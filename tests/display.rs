@@ -1,0 +1,103 @@
+//! The notebook cells that use the display API (a bare `run`, `Chart::try_new`, the fluent
+//! tuned `Sampler`, `quick_mode`), written here as the notebooks write them, so that every
+//! cell the notebooks run compiles and runs in `cargo test` (the notebooks themselves run only
+//! under evcxr, in `scripts/notebooks.sh`).
+
+use dp_mcmc::prelude::*;
+
+/// `notebooks/quickstart.ipynb`, cells "a DP sampler on a model of your own": the run, its
+/// ε and δ, and a bare `run` as the last expression (evcxr calls `evcxr_display`).
+#[test]
+fn quickstart_run_cells() -> dp_mcmc::Result<()> {
+    let quick: bool = quick_mode();
+    assert_eq!(quick, std::env::var("DP_MCMC_QUICK").as_deref() != Ok("0"));
+    let model: CustomModel = {
+        let rows: Vec<Vec<f64>> = (0..2000)
+            .map(|i| vec![0.7 + ((i * 7919) % 2001) as f64 / 1000.0 - 1.0])
+            .collect();
+        CustomModel::new(
+            RowData::from_rows(&rows)?,
+            1,
+            |theta: &[f64], row: &[f64]| -0.5 * (row[0] - theta[0]).powi(2),
+        )?
+        .with_gaussian_prior(100.0)?
+        .with_param_names(&["mu"])?
+    };
+    let run: Run = DpPenalty::builder()
+        .tau(0.5)
+        .clip_bound(3.0)
+        .proposal_sd(0.02)
+        .epsilon(2.0)
+        .delta(1e-5)
+        .chains(4)
+        .seed(1)
+        .start(vec![0.0])
+        .run(&model)?;
+    println!(
+        "{} iterations per chain; ε = {} and δ = {} cover all {} chains",
+        run.iterations,
+        run.epsilon().unwrap_or(f64::NAN),
+        run.delta().unwrap_or(f64::NAN),
+        run.chains.len()
+    );
+    assert_eq!((run.epsilon(), run.delta()), (Some(2.0), Some(1e-5)));
+    let _shown: DataFrame = run.chain_summary()?;
+    // The next cell: a bare `run`.
+    run.evcxr_display();
+    let report = run.to_string();
+    assert!(report.contains(
+        "privacy: ε = 2.0, δ = 1e-5 (ADP accountant, whole release: all chains together)"
+    ));
+    assert!(report.contains(&format!("4 chains × {} iterations", run.iterations)));
+    let html = run.to_html();
+    assert!(html.contains("<table") && html.contains("rhat") && html.contains("ess_bulk"));
+    Ok(())
+}
+
+/// `notebooks/algorithm-comparison.ipynb`: the figure cells (`Chart::try_new` of a figure
+/// function; here on frames without rows, the case the placeholder exists for) and the
+/// "looking at one chain" cell with the fluent tuned sampler (fewer iterations here).
+#[test]
+fn algorithm_comparison_cells() -> dp_mcmc::Result<()> {
+    use dp_mcmc::experiments::{Sampler, SamplerKind};
+    use dp_mcmc::models::Model;
+    use dp_mcmc::plots::experiments as figs;
+    let results = DataFrame::empty();
+    let baselines = DataFrame::empty();
+    for chart in [
+        Chart::try_new(figs::figure_6_3(&results, &baselines)),
+        Chart::try_new(figs::figure_6_4(&results, &baselines)),
+        Chart::try_new(figs::figure_6_5(&results)),
+        Chart::try_new(figs::figure_6_6(&results)),
+        Chart::try_new(figs::figure_6_7(&results)),
+        Chart::try_new(figs::figure_6_8(&results)),
+    ] {
+        assert!(chart.error().is_some());
+        assert!(chart.notebook_html().contains("No figure:"));
+        chart.evcxr_display();
+    }
+
+    let model = Experiment::EasyBanana2d.model()?;
+    let s = Sampler::tuned(Experiment::EasyBanana2d, SamplerKind::DpPenalty)?
+        .epsilon(4.0)
+        .delta(0.1 / model.n_rows() as f64)
+        .per_chain_budget(true)
+        .chains(4)
+        .seed(1)
+        .progress(false)
+        .starts(model.start_points(4));
+    let (iterations, spent) = s.budget(model.n_rows())?.expect("a DP sampler");
+    // The notebook's markdown quotes this count (ε = 4, δ = 0.1/n, per chain).
+    assert_eq!(iterations, 702);
+    assert!(spent.per_chain);
+    // A short run instead of the budget's 702 iterations (a fixed count replaces ε and δ).
+    let run = s
+        .with_run_settings(|r| (r.epsilon, r.delta) = (None, None))
+        .iterations(30)
+        .run(&model)?;
+    assert_eq!((run.chains.len(), run.iterations, run.seed), (4, 30, 1));
+    let chart = Chart::try_new(dp_mcmc::plots::trace(&run));
+    assert!(chart.error().is_none());
+    assert!(chart.to_json().contains("theta_1"));
+    Ok(())
+}
