@@ -247,16 +247,7 @@ impl SizeExperiment {
         let model = DirichletMultinomial::new(self.prior.clone())?;
         check::at_least_one("runs", self.runs)?;
         let mut out = ExperimentResult::default();
-        let options = Options {
-            epsilon: self.epsilon,
-            delta: self.delta,
-            runs: self.runs,
-            seed: self.seed,
-            scope: self.scope,
-            laplace: self.laplace,
-            utility: self.utility,
-            error_measure: self.error_measure,
-        };
+        let options = Options::from(self);
         for (s, &n) in self.sizes.iter().enumerate() {
             let counts = model.counts_from_proportions(&self.proportions, n)?;
             run_setting(&model, &counts, &options, s as u64, &mut out)?;
@@ -351,16 +342,7 @@ impl PriorExperiment {
     pub fn run(&self) -> Result<ExperimentResult> {
         check::at_least_one("runs", self.runs)?;
         let mut out = ExperimentResult::default();
-        let options = Options {
-            epsilon: self.epsilon,
-            delta: self.delta,
-            runs: self.runs,
-            seed: self.seed,
-            scope: self.scope,
-            laplace: self.laplace,
-            utility: self.utility,
-            error_measure: self.error_measure,
-        };
+        let options = Options::from(self);
         for (s, &a) in self.strengths.iter().enumerate() {
             let model = DirichletMultinomial::balanced(self.counts.len(), a)?;
             run_setting(&model, &self.counts, &options, s as u64, &mut out)?;
@@ -380,6 +362,27 @@ struct Options {
     utility: DistanceMeasure,
     error_measure: DistanceMeasure,
 }
+
+/// Reads the [`Options`] fields every experiment struct has under the same names.
+macro_rules! options_of {
+    ($($ty:ty),*) => {$(
+        impl From<&$ty> for Options {
+            fn from(e: &$ty) -> Options {
+                Options {
+                    epsilon: e.epsilon,
+                    delta: e.delta,
+                    runs: e.runs,
+                    seed: e.seed,
+                    scope: e.scope,
+                    laplace: e.laplace,
+                    utility: e.utility,
+                    error_measure: e.error_measure,
+                }
+            }
+        }
+    )*};
+}
+options_of!(SizeExperiment, PriorExperiment);
 
 fn run_setting(
     model: &DirichletMultinomial,
