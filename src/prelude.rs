@@ -3,7 +3,7 @@
 //! `run` or `Chart` as a cell's last expression renders; `quick_mode()` reads
 //! `DP_MCMC_QUICK`) and polars' `DataFrame`.
 pub use crate::accounting::{
-    Accountant, Fourier, Gradient, MaxIterations, Method, Pld, PrivacyEvent, Rdp, Zcdp, pld_delta,
+    Accountant, Fourier, Gradient, Method, Pld, PrivacyEvent, Rdp, Releases, Zcdp, pld_delta,
     pld_epsilon,
 };
 pub use crate::diagnostics::{ess_bulk, ess_tail, mmd, mmd_thesis, rhat};
@@ -15,7 +15,7 @@ pub use crate::error::Error;
 pub use crate::experiments::{Sampler, SamplerKind, chain_metrics};
 pub use crate::models::{ColumnData, CustomModel, Experiment, ExperimentModel, Model, RowData};
 pub use crate::samplers::{
-    ClipDistance, DpBarker, DpHmc, DpPenalty, Hmc, MinibatchPenalty, PrivacySpent, ProposalKind,
-    Run, RunSettings, Rwmh, Start, StepSize,
+    ClipDistance, DpBarker, DpHmc, DpPenalty, Hmc, Ledger, MaxIterations, MinibatchPenalty,
+    PrivacyCost, PrivacySpent, ProposalKind, Run, RunSettings, Rwmh, Start, StepSize,
 };
 pub use polars::prelude::DataFrame;

@@ -4,10 +4,11 @@
 #![allow(clippy::excessive_precision)] // reference literals keep their source's digits
 
 use dp_mcmc::accounting::{
-    Accountant, Fourier, Gradient, MaxIterations, Method, Pld, PrivacyEvent, Rdp, RdpConversion,
-    WorBound, Zcdp, dp_accounting_orders, pld_delta, pld_epsilon, poisson_subsampled_gaussian_rdp,
+    Accountant, Fourier, Gradient, Method, Pld, PrivacyEvent, Rdp, RdpConversion, WorBound, Zcdp,
+    dp_accounting_orders, pld_delta, pld_epsilon, poisson_subsampled_gaussian_rdp,
     wor_subsampled_gaussian_rdp, zcdp_rho_budget,
 };
+use dp_mcmc::samplers::MaxIterations;
 use std::collections::HashMap;
 use std::process::Command;
 

@@ -29,12 +29,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dp_mcmc::accounting::{
-    Accountant, BarkerRdp, Fourier, Gradient, MaxIterations, Method, Pld, PrivacyEvent, Rdp,
-    cks_zcdp_epsilon, discrete_gaussian_rho,
+    Accountant, BarkerRdp, Fourier, Gradient, Method, Pld, PrivacyEvent, Rdp, cks_zcdp_epsilon,
+    discrete_gaussian_rho,
 };
 use dp_mcmc::models::Model;
 use dp_mcmc::noise::{Lattice, Noise};
 use dp_mcmc::rng::chain_rng;
+use dp_mcmc::samplers::MaxIterations;
 use dp_mcmc::samplers::vcorr::vcorr;
 use dp_mcmc::samplers::{
     ClipDistance, DpBarker, DpHmc, DpPenalty, Kernel, MinibatchPenalty, PrivacySpent, ProposalKind,

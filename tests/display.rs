@@ -91,10 +91,7 @@ fn algorithm_comparison_cells() -> dp_mcmc::Result<()> {
     assert_eq!(iterations, 702);
     assert!(spent.per_chain);
     // A short run instead of the budget's 702 iterations (a fixed count replaces ε and δ).
-    let run = s
-        .with_run_settings(|r| (r.epsilon, r.delta) = (None, None))
-        .iterations(30)
-        .run(&model)?;
+    let run = s.iterations(30).run(&model)?;
     assert_eq!((run.chains.len(), run.iterations, run.seed), (4, 30, 1));
     let chart = Chart::try_new(dp_mcmc::plots::trace(&run));
     assert!(chart.error().is_none());

@@ -20,11 +20,10 @@ use std::time::Duration;
 use dp_mcmc::Result;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::accounting::{
-    Accountant, BarkerRdp, Fourier, Gradient, MaxIterations, Method, Pld, PrivacyEvent, Rdp,
-    WorBound, Zcdp, barker_rd_approx, cks_zcdp_delta, cks_zcdp_epsilon, discrete_gaussian_delta,
-    discrete_gaussian_rho, gaussian_mu, gaussian_rdp, pld_delta, pld_epsilon,
-    poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp, zcdp_max_iterations,
-    zcdp_rho_budget,
+    Accountant, BarkerRdp, Fourier, Gradient, Method, Pld, PrivacyEvent, Rdp, Releases, WorBound,
+    Zcdp, ZcdpConversion, barker_rd_approx, cks_zcdp_delta, cks_zcdp_epsilon,
+    discrete_gaussian_delta, discrete_gaussian_rho, gaussian_mu, gaussian_rdp, pld_delta,
+    pld_epsilon, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp, zcdp_rho_budget,
 };
 use dp_mcmc::models::{
     BananaModel, BananaParams, CircleModel, ColumnData, CustomModel, Experiment, GaussianModel,
@@ -34,6 +33,7 @@ use dp_mcmc::nalgebra;
 use dp_mcmc::noise::Noise;
 use dp_mcmc::rng::ChainRng;
 use dp_mcmc::rng::chain_rng;
+use dp_mcmc::samplers::MaxIterations;
 use dp_mcmc::samplers::{
     ClipDistance, DpBarker, DpHmc, DpPenalty, GradientMode, Hmc, MinibatchPenalty, ProposalKind,
     Run, Rwmh, StepSize,
@@ -802,8 +802,13 @@ fn accounting_never_panics() {
                 discrete_gaussian_delta(x, 3, y)
             });
             sw.call(
-                format!("zcdp_max_iterations({x:?}, 0, 2, {y:?}, 1e-6)"),
-                || zcdp_max_iterations(x, 0.0, 2, y, 1e-6),
+                format!("Zcdp CKS20 max_iterations(Zcdp {{ rho: {x:?} }}, 2, {y:?}, 1e-6)"),
+                || {
+                    let r = Releases::per_iteration(PrivacyEvent::Zcdp { rho: x });
+                    Zcdp::new()
+                        .conversion(ZcdpConversion::Cks20)
+                        .max_iterations(&r, 2, y, 1e-6)
+                },
             );
         }
         sw.call(format!("gaussian_mu({x:?})"), || gaussian_mu(x));
@@ -826,10 +831,21 @@ fn accounting_never_panics() {
             }
         }
     }
-    for c in [0usize, 1, usize::MAX] {
-        sw.call(format!("zcdp_max_iterations copies {c:?}"), || {
-            zcdp_max_iterations(0.01, 0.0, c, 1.0, 1e-6)
-        });
+    for c in [0u64, 1, u64::MAX] {
+        for acc in [
+            Box::new(Zcdp::new().conversion(ZcdpConversion::Cks20)) as Box<dyn Accountant>,
+            Box::new(Pld::new()),
+            Box::new(Rdp::new()),
+        ] {
+            sw.call(
+                format!("{} max_iterations chains {c:?}", acc.name()),
+                || {
+                    let r = Releases::per_iteration(PrivacyEvent::gaussian(10.0))
+                        .with_once_per_chain(PrivacyEvent::gaussian(30.0));
+                    acc.max_iterations(&r, c, 1.0, 1e-6)
+                },
+            );
+        }
     }
     for &b in &ODD_U64 {
         for &n in &ODD_U64 {

@@ -11,14 +11,16 @@
 
 use dp_mcmc::experiments::{ChainMetrics, Sampler, SamplerKind, chain_metrics};
 use dp_mcmc::models::{Experiment, Model};
-use dp_mcmc::samplers::Start;
+use dp_mcmc::samplers::{Budget, Start};
 
 fn run(exp: Experiment, kind: SamplerKind, chains: usize, seed: u64) -> Vec<ChainMetrics> {
     let model = exp.model().unwrap();
     let mut s = Sampler::tuned(exp, kind).unwrap();
     let r = s.run_settings_mut();
-    r.epsilon = Some(4.0);
-    r.delta = Some(0.1 / model.n_rows() as f64);
+    r.budget = Budget::Privacy {
+        epsilon: 4.0,
+        delta: 0.1 / model.n_rows() as f64,
+    };
     r.per_chain_budget = true;
     r.chains = chains;
     r.seed = seed;

@@ -1,6 +1,8 @@
 //! Algorithm 2 of the thesis: the largest number of iterations k with accountant(k) below a
 //! target, by doubling and bisection on the reals (THESIS-NOTES §5).
 
+use super::accountants::Accountant;
+use super::releases::Releases;
 use crate::error::{Error, Result};
 
 /// The largest iteration count the accountants are evaluated at: 10^15 (below 2^53, so every
@@ -56,15 +58,6 @@ pub(crate) fn beyond_cap(epsilon: f64) -> Error {
     )
 }
 
-/// `k` if it is at most [`MAX_ITERATIONS`], else [`beyond_cap`].
-pub(crate) fn within_cap(k: u64, epsilon: f64) -> Result<u64> {
-    if k > MAX_ITERATIONS {
-        Err(beyond_cap(epsilon))
-    } else {
-        Ok(k)
-    }
-}
-
 /// [`algorithm2`], with `Ok(None)` when the budget allows more than [`MAX_ITERATIONS`]
 /// (callers name the parameter to change).
 pub(crate) fn capped(
@@ -113,4 +106,56 @@ pub(crate) fn capped(
         k -= 1.0;
     }
     Ok(Some(k as u64))
+}
+
+/// Algorithm 2 over any accountant: the largest `k` such that `spent` plus `chains` chains of
+/// `releases` (each its once-per-chain event and `k` iterations) stays within (ε, δ), compared as
+/// [`Accountant::budget_measure`] says (δ(ε) ≤ δ, or ε(δ) ≤ ε). Search from low 0, high 1024
+/// (the thesis' start), evaluating the accountant at whole iteration counts only. `Ok(Some(0))`
+/// when even `k = 0` exceeds the budget (the once-per-chain events alone), `Ok(None)` when the
+/// budget allows more than [`MAX_ITERATIONS`].
+///
+/// Every iteration count of the crate comes from here (through [`Accountant::max_iterations`]).
+///
+/// # Errors
+/// ε ≤ 0 or not finite, δ ∉ (0, 1), `chains` = 0, an event `spent` cannot evaluate, or a
+/// numerical failure of the accountant.
+///
+/// # Examples
+/// ```
+/// use dp_mcmc::accounting::{algorithm2, PrivacyEvent, Releases, Zcdp, Accountant};
+/// let r = Releases::per_iteration(PrivacyEvent::gaussian(0.1 * 1e5f64.sqrt()));
+/// // thesis Theorem 5 (THESIS-NOTES §4): 34 iterations at ε = 1, δ = 1e-6
+/// assert_eq!(algorithm2::search(&Zcdp::new(), &r, 1, 1.0, 1e-6)?, Some(34));
+/// assert!(algorithm2::search(&Zcdp::new(), &r, 0, 1.0, 1e-6).is_err());
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+pub fn search(
+    spent: &dyn Accountant,
+    releases: &Releases,
+    chains: u64,
+    epsilon: f64,
+    delta: f64,
+) -> Result<Option<u64>> {
+    let (epsilon, delta, chains) = check_query(epsilon, delta, chains)?;
+    let target = spent.budget_measure(epsilon, delta)?.target(epsilon, delta);
+    let f = |x: f64| -> Result<f64> {
+        let mut acc = spent.boxed();
+        acc.compose(&releases.for_chains(x.floor() as u64, chains))?;
+        Ok(acc.budget_measure(epsilon, delta)?.value())
+    };
+    if f(0.0)? > target {
+        return Ok(Some(0));
+    }
+    capped(f, target, 0.0, 1024.0)
+}
+
+/// Validated `(ε, δ, chains)` of a budget query.
+pub(crate) fn check_query(epsilon: f64, delta: f64, chains: u64) -> Result<(f64, f64, u64)> {
+    let epsilon = crate::error::check::positive("epsilon", epsilon)?;
+    let delta = crate::error::check::delta("delta", delta)?;
+    if chains == 0 {
+        return Err(Error::invalid("chains", 0, "must be at least 1"));
+    }
+    Ok((epsilon, delta, chains))
 }

@@ -142,6 +142,14 @@ impl BarkerRdp {
         best
     }
 
+    /// The per-step RDP at order `alpha`: the scanned value, +∞ at an order not scanned.
+    pub(crate) fn step_rdp_at(&self, alpha: f64) -> f64 {
+        self.orders
+            .iter()
+            .position(|&a| a == alpha)
+            .map_or(f64::INFINITY, |i| self.step_rdp[i])
+    }
+
     /// Batch size b.
     pub fn batch_size(&self) -> u64 {
         self.batch_size

@@ -14,7 +14,6 @@
 //! `δ = inf_{α>1} exp((α−1)(αρ−ε))/(α−1)·(1−1/α)^α`) is rigorous for any α and much tighter
 //! than thesis Theorem 1; the iteration count lies between Theorem 5's and Theorem 6's.
 
-use super::algorithm2::{beyond_cap, capped};
 use crate::error::{Error, Result, check};
 
 /// Relative inflation of every computed δ (covers the rounding of `exp`/`ln`; pessimistic).
@@ -177,40 +176,6 @@ impl Neumaier {
     }
 }
 
-/// Algorithm 2 for a sampler whose iterations are zCDP mechanisms: the largest `k` with
-/// `δ_CKS(copies·(k·ρ_iter + ρ_once), ε) ≤ δ`, where `ρ_once` is spent once per chain (DP HMC's
-/// stored gradient). Used for DP penalty and DP HMC with discrete Gaussian noise.
-///
-/// ```
-/// use dp_mcmc::accounting::zcdp_max_iterations;
-/// // DP penalty, τ = 0.1, n = 1e5: ρ = 1/(2τ²n) = 5e-4 per iteration; ε = 4, δ = 1e-6
-/// let k = zcdp_max_iterations(5e-4, 0.0, 1, 4.0, 1e-6)?;
-/// assert!(k > 507); // thesis Theorem 5 gives 507
-/// assert!(zcdp_max_iterations(0.0, 0.0, 1, 4.0, 1e-6).is_err());
-/// # Ok::<(), dp_mcmc::Error>(())
-/// ```
-///
-/// # Errors
-/// `rho_iter` finite > 0, `rho_once` finite ≥ 0, `copies ≥ 1`, `epsilon` > 0, `delta` in (0, 1).
-pub fn zcdp_max_iterations(
-    rho_iter: f64,
-    rho_once: f64,
-    copies: usize,
-    epsilon: f64,
-    delta: f64,
-) -> Result<u64> {
-    let rho_iter = check::positive("rho", rho_iter)?;
-    let rho_once = check::non_negative("rho_once", rho_once)?;
-    let copies = check::at_least_one("chains", copies)? as f64;
-    let eps = check::positive("epsilon", epsilon)?;
-    let delta = check::delta("delta", delta)?;
-    let f = |k: f64| cks_zcdp_delta(copies * (k.max(0.0) * rho_iter + rho_once), eps);
-    if f(0.0)? > delta {
-        return Ok(0);
-    }
-    capped(f, delta, 0.0, 1.0)?.ok_or_else(|| beyond_cap(eps))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,13 +228,21 @@ mod tests {
     fn easy_2d_iteration_counts() {
         // DP penalty, τ = 0.1, n = 1e5, ε = 4, δ = 0.1/n: thesis Theorem 5 gives 507
         // (THESIS-NOTES §4), the Gaussian PLD 702; zCDP with the CKS20 conversion lies between.
+        use crate::accounting::{Accountant, PrivacyEvent, Releases, Zcdp, ZcdpConversion};
         let rho = 1.0 / (2.0 * 0.01 * 1e5);
-        let k = zcdp_max_iterations(rho, 0.0, 1, 4.0, 1e-6).unwrap();
+        let releases = Releases::per_iteration(PrivacyEvent::Zcdp { rho });
+        let acc = Zcdp::new().conversion(ZcdpConversion::Cks20);
+        let max = |chains| {
+            acc.max_iterations(&releases, chains, 4.0, 1e-6)
+                .unwrap()
+                .unwrap()
+        };
+        let k = max(1);
         assert_eq!(k, 622);
         assert!(cks_zcdp_delta(k as f64 * rho, 4.0).unwrap() <= 1e-6);
         assert!(cks_zcdp_delta((k + 1) as f64 * rho, 4.0).unwrap() > 1e-6);
         // four chains sharing the budget get at most a quarter
-        let k4 = zcdp_max_iterations(rho, 0.0, 4, 4.0, 1e-6).unwrap();
+        let k4 = max(4);
         assert!(4 * k4 <= k && 4 * (k4 + 1) > k);
     }
 

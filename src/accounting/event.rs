@@ -51,6 +51,16 @@ pub enum PrivacyEvent {
         /// The mechanism run on the batch.
         event: Box<PrivacyEvent>,
     },
+    /// One DP Barker test (thesis Theorem 7) on a batch of `batch_size` of the `n` rows drawn
+    /// without replacement: the Gaussian-plus-correction noise of the Barker acceptance test,
+    /// its per-step RDP bound `rd_approx` amplified by WBK19 Theorem 9. Only the
+    /// [`Rdp`](super::Rdp) accountant evaluates it.
+    BarkerTest {
+        /// Number of rows of the data set.
+        n: u64,
+        /// Batch size (at least 20).
+        batch_size: u64,
+    },
     /// Several events in sequence (adaptive composition).
     Composed(Vec<PrivacyEvent>),
     /// `event` repeated `count` times.
@@ -183,6 +193,9 @@ impl fmt::Display for PrivacyEvent {
                 f,
                 "SampledWithoutReplacement(n={n}, batch_size={batch_size}, {event})"
             ),
+            PrivacyEvent::BarkerTest { n, batch_size } => {
+                write!(f, "BarkerTest(n={n}, batch_size={batch_size})")
+            }
             PrivacyEvent::Composed(v) => write!(f, "Composed({} events)", v.len()),
             PrivacyEvent::SelfComposed { event, count } => {
                 write!(f, "SelfComposed({event}, count={count})")

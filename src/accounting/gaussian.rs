@@ -58,6 +58,13 @@ pub(crate) fn pld_delta_unchecked(mu: f64, eps: f64) -> f64 {
     let s = 2.0 * mu.sqrt();
     let x1 = (eps - mu) / s;
     let x2 = (eps + mu) / s;
+    if x1 > 38.0 {
+        // δ ≤ e^{−x1²} < e^{−1444} underflows to 0 (and x1² would overflow for ε = 1e308)
+        return 0.0;
+    }
+    if x1.is_nan() || x2.is_nan() {
+        return 1.0; // pessimistic: no guarantee claimed
+    }
     // e^ε erfc(x2) = e^{-x1²} erfcx(x2) because x2² − x1² = ε.
     let d = if x1 >= 0.0 {
         0.5 * exp_neg_sq(x1) * (erfcx(x1) - erfcx(x2))

@@ -14,43 +14,37 @@
 //! | Poisson-subsampled RDP | Mironov–Talwar–Zhang 2019 | [`poisson_subsampled_gaussian_rdp`] |
 //! | DP Barker per-step RDP | Thm 7 (`rd_approx`) | [`BarkerRdp`], [`barker_rd_approx`] |
 //! | Fourier accountant | Koskela et al. 2020 | [`Fourier`], [`fourier::FourierAccountant`] |
-//! | iterations for (ε, δ) | Alg. 2, Thm 5–8, 11, 12 | [`MaxIterations`], [`algorithm2`] |
+//! | iterations for (ε, δ) | Alg. 2, Thm 5–8, 11, 12 | [`Accountant::max_iterations`], [`algorithm2`], `samplers::MaxIterations` |
 //!
 //! Where the thesis code is optimistic (the minibatch RDP sum stopping at `j = α−1`) the corrected
 //! computation is the default and the thesis-code one an explicit option
 //! (`.thesis_compatible(true)`, [`WorBound::ThesisCode`]). All rounding is pessimistic.
 
-mod accountant;
 mod accountants;
-mod algorithm2;
+pub mod algorithm2;
 mod barker;
 pub(crate) mod discrete_gaussian;
 mod event;
 pub mod fourier;
-mod fourier_events;
 mod gaussian;
 mod iterations;
 mod rdp;
+mod releases;
 pub(crate) mod special;
 mod zcdp;
 
-pub use accountant::Accountant;
-pub use accountants::{Pld, Rdp, Zcdp};
+pub use accountants::{Accountant, Fourier, Measure, Pld, Rdp, Zcdp, ZcdpConversion};
 pub use algorithm2::{MAX_ITERATIONS, algorithm2};
 pub use barker::{BarkerRdp, barker_rd_approx};
 pub use discrete_gaussian::{
     cks_zcdp_delta, cks_zcdp_epsilon, discrete_gaussian_delta, discrete_gaussian_rho,
-    zcdp_max_iterations,
 };
 pub use event::PrivacyEvent;
-pub use fourier_events::Fourier;
 pub use gaussian::{gaussian_mu, pld_delta, pld_epsilon};
-pub use iterations::{
-    Algorithm, DpBarkerIterations, DpHmcIterations, DpPenaltyIterations, Gradient, IterationBudget,
-    MaxIterations, Method, MinibatchPenaltyIterations,
-};
+pub use iterations::{Algorithm, Gradient, IterationBudget, Method};
 pub use rdp::{
     MAX_RDP_ORDER, RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp, integer_orders,
     poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
 };
+pub use releases::Releases;
 pub use zcdp::zcdp_rho_budget;

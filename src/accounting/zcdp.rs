@@ -1,7 +1,7 @@
 //! Zero-concentrated DP (Bun & Steinke 2016): the thesis' Theorem 1 conversion (zCDP part), its
-//! inverse (the ρ budget of Theorems 5 and 11) and the zCDP iteration counts of Theorems 5 / 11.
+//! inverse (the ρ budget of Theorems 5 and 11). The iteration counts of Theorems 5 / 11 are
+//! Algorithm 2 on the [`Zcdp`](super::Zcdp) accountant.
 
-use super::special::floor_pessimistic;
 use crate::error::{Result, check};
 
 /// ε of a ρ-zCDP mechanism at δ, thesis Theorem 1: `ε = ρ + 2√(ρ ln(1/δ))`.
@@ -49,29 +49,6 @@ pub(crate) fn rho_budget(eps: f64, delta: f64) -> f64 {
     r * r
 }
 
-/// Thesis Theorem 5: DP penalty (α = ½) iterations `k = ⌊2τ²n·ρ⌋` (pessimistic floor).
-pub(crate) fn thm5_iterations(eps: f64, delta: f64, tau: f64, n: f64) -> u64 {
-    floor_pessimistic(2.0 * tau * tau * n * rho_budget(eps, delta))
-}
-
-/// Thesis Theorem 11: DP HMC iterations. `grad_per_iter` releases of the gradient per iteration
-/// plus `grad_extra` once: fresh gradients `k(L+1)` → (L+1, 0); gradient re-use `kL+1` → (L, 1).
-/// `k = ⌊(ρ − extra·ρ_g)/(ρ_l + per_iter·ρ_g)⌋`, clamped at 0.
-pub(crate) fn thm11_iterations(
-    eps: f64,
-    delta: f64,
-    tau_l: f64,
-    tau_g: f64,
-    n: f64,
-    grad_per_iter: f64,
-    grad_extra: f64,
-) -> u64 {
-    let rho = rho_budget(eps, delta);
-    let rho_l = 1.0 / (2.0 * tau_l * tau_l * n);
-    let rho_g = 1.0 / (2.0 * tau_g * tau_g * n);
-    floor_pessimistic((rho - grad_extra * rho_g) / (rho_l + grad_per_iter * rho_g))
-}
-
 #[cfg(test)]
 #[allow(clippy::excessive_precision)] // reference literals keep their source's digits
 mod tests {
@@ -84,13 +61,5 @@ mod tests {
             assert!((zcdp_epsilon(rho, d) - e).abs() < 1e-12 * e.max(1.0));
             assert!((zcdp_delta(rho, e) - d).abs() < 1e-9 * d);
         }
-    }
-
-    #[test]
-    fn thesis_thm5_values() {
-        // thesis code penalty_zcdp_iters (THESIS-NOTES §16): 34, 507, 3891
-        assert_eq!(thm5_iterations(1.0, 1e-6, 0.1, 1e5), 34);
-        assert_eq!(thm5_iterations(4.0, 1e-6, 0.1, 1e5), 507);
-        assert_eq!(thm5_iterations(4.0, 5e-7, 0.2, 2e5), 3891);
     }
 }

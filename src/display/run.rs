@@ -38,7 +38,8 @@ impl fmt::Display for PrivacySpent {
     ///
     /// ```
     /// use dp_mcmc::samplers::PrivacySpent;
-    /// let p = PrivacySpent { epsilon: 2.0, delta: 1e-5, per_chain: false, accountant: "ADP".into() };
+    /// let p = PrivacySpent { epsilon: 2.0, delta: 1e-5, per_chain: false, accountant: "ADP".into(),
+    ///                        ledger: Default::default() };
     /// assert_eq!(p.to_string(), "ε = 2.0, δ = 1e-5 (ADP accountant, whole release: all chains together)");
     /// // Rounded up, never down: ε = 1.2345641 is shown as 1.23457.
     /// let p = PrivacySpent { epsilon: 1.2345641, per_chain: true, ..p };
@@ -263,6 +264,7 @@ mod tests {
             delta: 1e-6,
             per_chain: true,
             accountant: "zCDP-CKS20 (discrete Gaussian)".into(),
+            ledger: Default::default(),
         };
         let r = run(
             Some(p),

@@ -21,7 +21,7 @@ use crate::diagnostics::{cov_error, mean_error, mmd_thesis};
 use crate::error::{Error, Result};
 use crate::models::{Experiment, ExperimentModel};
 use crate::samplers::driver::run_chains;
-use crate::samplers::{ChainTrace, RunSettings, Start};
+use crate::samplers::{Budget, ChainTrace, RunSettings, Start};
 
 /// Settings of a grid run.
 #[derive(Clone, Debug)]
@@ -125,8 +125,10 @@ fn comparison_sampler(task: &Task) -> Result<Sampler> {
     };
     let mut s = Sampler::tuned(task.experiment, algorithm)?;
     let r = s.run_settings_mut();
-    r.epsilon = Some(epsilon);
-    r.delta = Some(0.1 / task.n as f64);
+    r.budget = Budget::Privacy {
+        epsilon,
+        delta: 0.1 / task.n as f64,
+    };
     r.per_chain_budget = true;
     r.chains = 1;
     Ok(s)
@@ -273,9 +275,9 @@ fn run_task(
                 .experiment
                 .true_theta()
                 .expect("the clipping study runs on the flat bananas");
-            let iterations = s.run_settings_mut().iterations;
+            let budget = s.run_settings_mut().budget;
             *s.run_settings_mut() = RunSettings {
-                iterations,
+                budget,
                 ..settings(Start::Point(theta0))
             };
             let run = s.run(&p.model)?;

@@ -19,8 +19,7 @@
 //!     .starts(model.start_points(4));
 //! let mut by_hand = Sampler::tuned(Experiment::EasyBanana2d, SamplerKind::DpPenalty)?;
 //! let r = by_hand.run_settings_mut();
-//! r.epsilon = Some(4.0);
-//! r.delta = Some(0.1 / model.n_rows() as f64);
+//! r.budget = dp_mcmc::samplers::Budget::Privacy { epsilon: 4.0, delta: 0.1 / model.n_rows() as f64 };
 //! r.per_chain_budget = true;
 //! r.chains = 4;
 //! r.seed = 1;
@@ -37,7 +36,7 @@
 use std::time::Duration;
 
 use super::tuned::Sampler;
-use crate::samplers::{RunSettings, Start};
+use crate::samplers::{Budget, RunSettings, Start};
 
 impl Sampler {
     /// The run settings (chains, seed, budget, start points, ...).
@@ -78,22 +77,22 @@ impl Sampler {
         self.with_run_settings(|r| r.seed = seed)
     }
 
-    /// Fixed number of iterations per chain (instead of a privacy budget).
+    /// Fixed number of iterations per chain (replaces a privacy budget).
     #[must_use]
     pub fn iterations(self, k: usize) -> Self {
-        self.with_run_settings(|r| r.iterations = Some(k))
+        self.with_run_settings(|r| r.budget = Budget::Iterations(k))
     }
 
     /// Privacy budget ε (with [`delta`](Self::delta)).
     #[must_use]
     pub fn epsilon(self, epsilon: f64) -> Self {
-        self.with_run_settings(|r| r.epsilon = Some(epsilon))
+        self.with_run_settings(|r| r.budget = r.budget.with_epsilon(epsilon))
     }
 
     /// Privacy budget δ (with [`epsilon`](Self::epsilon)).
     #[must_use]
     pub fn delta(self, delta: f64) -> Self {
-        self.with_run_settings(|r| r.delta = Some(delta))
+        self.with_run_settings(|r| r.budget = r.budget.with_delta(delta))
     }
 
     /// Spend (ε, δ) per chain (the thesis experiments) instead of over the whole release.
@@ -171,8 +170,17 @@ mod tests {
                     .thin(2)
                     .start(vec![0.1, 0.2]);
                 let r = s.run_settings();
-                assert_eq!((r.chains, r.seed, r.iterations), (3, 9, Some(11)));
-                assert_eq!((r.epsilon, r.delta), (Some(0.5), Some(1e-7)));
+                assert_eq!((r.chains, r.seed), (3, 9));
+                // the privacy budget set last replaces the fixed count
+                assert_eq!(
+                    r.budget,
+                    Budget::Privacy {
+                        epsilon: 0.5,
+                        delta: 1e-7
+                    }
+                );
+                let fixed = s.clone().iterations(11);
+                assert_eq!(fixed.run_settings().budget, Budget::Iterations(11));
                 assert!(r.per_chain_budget && r.progress && r.secure_rng);
                 assert_eq!(r.max_time, Some(Duration::from_secs(2)));
                 assert_eq!((r.threads, r.thin), (Some(1), 2));

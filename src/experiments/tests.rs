@@ -5,6 +5,7 @@
 use super::*;
 use crate::accounting::{Gradient, Method};
 use crate::models::Experiment;
+use crate::samplers::Budget;
 
 const CSV: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -14,8 +15,10 @@ const CSV: &str = concat!(
 /// The per-chain budget the thesis used: chains are independent repeats.
 fn per_chain(mut s: Sampler, eps: f64, delta: f64) -> Sampler {
     let r = s.run_settings_mut();
-    r.epsilon = Some(eps);
-    r.delta = Some(delta);
+    r.budget = Budget::Privacy {
+        epsilon: eps,
+        delta,
+    };
     r.per_chain_budget = true;
     r.chains = 1;
     s
@@ -102,8 +105,10 @@ fn whole_release_budget_is_shared_by_the_chains() {
         .unwrap()
         .0;
     let r = s.run_settings_mut();
-    r.epsilon = Some(4.0);
-    r.delta = Some(1e-6);
+    r.budget = Budget::Privacy {
+        epsilon: 4.0,
+        delta: 1e-6,
+    };
     r.chains = 20;
     let shared = s.budget(100_000).unwrap().unwrap().0;
     assert_eq!(one, 431);

@@ -3,7 +3,8 @@
 
 use crate::Result;
 use crate::accounting::fourier::{FourierAccountant, FourierRelation};
-use crate::accounting::{Accountant, Gradient, IterationBudget, MaxIterations, Method};
+use crate::accounting::{Accountant, Gradient, IterationBudget, Method};
+use crate::samplers::MaxIterations;
 use polars::prelude::*;
 
 /// `numpy.linspace(start, stop, num)`.
@@ -25,7 +26,7 @@ pub fn linspace(start: f64, stop: f64, num: usize) -> Vec<f64> {
 ///
 /// # Examples
 /// ```
-/// use dp_mcmc::accounting::MaxIterations;
+/// use dp_mcmc::samplers::MaxIterations;
 /// use dp_mcmc::frame::accounting::iterations_frame;
 /// let b = MaxIterations::dp_penalty(0.1, 100_000).epsilon(1.0).compute()?;
 /// let df = iterations_frame(&[b])?;

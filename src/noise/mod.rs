@@ -20,8 +20,9 @@
 //! [`Lattice::sensitivity_units`] (rounding can add up to `h`); the noise is calibrated to that
 //! rounded sensitivity with the same noise multiplier as the continuous kernel, so each step is
 //! `ρ ≤ 1/(2τ²n)`-zCDP (CKS20) — the same per-step ρ as the continuous mechanism. Algorithm 2
-//! then uses [`crate::accounting::zcdp_max_iterations`] (zCDP with the CKS20 conversion; the
-//! Gaussian PLD formula is *not* claimed for discrete noise).
+//! then runs on a zCDP accountant with the CKS20 conversion
+//! ([`ZcdpConversion::Cks20`](crate::accounting::ZcdpConversion::Cks20); the Gaussian PLD formula is
+//! *not* claimed for discrete noise).
 
 pub mod exact;
 mod lattice;

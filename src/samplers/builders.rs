@@ -4,16 +4,16 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::budget::{Scheme, resolve};
 use super::dp_penalty::DpPenaltyKernel;
 use super::driver::run_chains;
 use super::hmc::{GradientMode, HmcKernel, HmcNoise};
 use super::kernel::Kernel;
+use super::privacy::{Plan, PrivacyCost, plan};
 use super::proposal::{ClipDistance, ProposalKind, StepSize};
 use super::run::{PrivacySpent, Run};
 use super::rwmh::RwmhKernel;
 use super::settings::{RunSettings, penalty_setters, run_setters};
-use crate::accounting::Method;
+use crate::accounting::{Accountant, Method, Pld, PrivacyEvent, Releases, Zcdp, ZcdpConversion};
 use crate::error::{Error, Result};
 use crate::models::Model;
 use crate::noise::Noise;
@@ -24,11 +24,15 @@ pub(super) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
     model: &M,
     run: &RunSettings,
     settings: &S,
-    iterations: usize,
-    privacy: Option<PrivacySpent>,
+    plan: Option<Plan>,
 ) -> Result<Run> {
     let t0 = Instant::now();
+    let iterations = match &plan {
+        Some(p) => p.iterations,
+        None => fixed_iterations(run, &kernel.name().to_uppercase())?,
+    };
     let chains = run_chains(kernel, model, run, iterations)?;
+    let privacy = plan.map(|p| p.spent(&chains));
     Ok(Run {
         algorithm: kernel.name().to_string(),
         param_names: model.param_names(),
@@ -46,14 +50,13 @@ pub(super) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
 
 /// Iterations for a non-private sampler: must be given explicitly.
 pub(super) fn fixed_iterations(run: &RunSettings, algorithm: &str) -> Result<usize> {
-    match run.iterations {
-        Some(k) => Ok(k),
-        None => Err(Error::invalid(
+    run.budget.iterations().ok_or_else(|| {
+        Error::invalid(
             "iterations",
             "unset",
             format!("{algorithm} is not private: set `.iterations(k)`"),
-        )),
-    }
+        )
+    })
 }
 
 /// DP penalty (thesis §3.1-3.2) with full, one-component (OCU) or guided-walk (GWMH) proposals.
@@ -145,26 +148,78 @@ impl DpPenalty {
 
     /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).
     pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
-        if self.noise.is_discrete() {
-            crate::error::check::positive("tau", self.tau)?;
-            let rho = 1.0 / (2.0 * self.tau * self.tau * n_rows.max(1) as f64);
-            return super::discrete_budget::resolve_zcdp(rho, 0.0, &self.run, n_rows);
-        }
-        resolve(
-            Scheme::Penalty { tau: self.tau },
-            self.accountant,
-            &self.run,
-            n_rows,
-        )
+        let plan = plan(self, &self.run, n_rows)?;
+        Ok((plan.iterations, plan.planned().clone()))
     }
 
     /// Run the chains.
     pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
         let kernel = self.kernel(model)?;
-        let (k, spent) = self.budget(model.n_rows())?;
-        finish(&kernel, model, &self.run, self, k, Some(spent))
+        let plan = plan(self, &self.run, model.n_rows())?;
+        finish(&kernel, model, &self.run, self, Some(plan))
     }
 }
+
+impl PrivacyCost for DpPenalty {
+    /// One release per iteration: the clipped log-likelihood-ratio sum with noise multiplier
+    /// `τ√n` (ρ = 1/(2τ²n), thesis Theorems 5/6); as a zCDP event with discrete noise (CKS20).
+    fn releases(&self, n: u64) -> Result<Releases> {
+        Ok(Releases::per_iteration(gaussian_release(
+            "tau",
+            self.tau,
+            n,
+            self.noise.is_discrete(),
+        )?))
+    }
+    fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
+        full_data_accountant(self.accountant, self.noise.is_discrete())
+    }
+    fn accountant_label(&self) -> &'static str {
+        full_data_label(self.accountant, self.noise.is_discrete())
+    }
+}
+
+/// A release of a full-data statistic with noise scale `tau` on `n` rows: noise multiplier
+/// `τ√n` (ρ = 1/(2τ²n)); with exact discrete Gaussian noise, that ρ as a zCDP event.
+fn gaussian_release(name: &'static str, tau: f64, n: u64, discrete: bool) -> Result<PrivacyEvent> {
+    let tau = crate::error::check::positive(name, tau)?;
+    let n = n as f64;
+    if !(tau * n.sqrt()).is_finite() || 1.0 / (2.0 * tau * tau * n) == 0.0 {
+        return Err(Error::invalid(
+            name,
+            tau,
+            "is too large: the noise multiplier τ√n overflows; use a smaller value",
+        ));
+    }
+    Ok(if discrete {
+        PrivacyEvent::Zcdp {
+            rho: 1.0 / (2.0 * tau * tau * n),
+        }
+    } else {
+        PrivacyEvent::gaussian(tau * n.sqrt())
+    })
+}
+
+/// The accountant of the full-data samplers: zCDP (Theorems 5/11) or the tight Gaussian PLD
+/// (Theorems 6/12, for any other method); with discrete noise always zCDP with CKS20.
+fn full_data_accountant(method: Method, discrete: bool) -> Result<Box<dyn Accountant>> {
+    Ok(match (discrete, method) {
+        (true, _) => Box::new(Zcdp::new().conversion(ZcdpConversion::Cks20)),
+        (false, Method::Zcdp) => Box::new(Zcdp::new()),
+        (false, _) => Box::new(Pld::new()),
+    })
+}
+
+fn full_data_label(method: Method, discrete: bool) -> &'static str {
+    match (discrete, method) {
+        (true, _) => DISCRETE_LABEL,
+        (false, Method::Zcdp) => Method::Zcdp.label(),
+        (false, _) => Method::Pld.label(),
+    }
+}
+
+/// Label of the CKS20 zCDP accountant of samplers with discrete Gaussian noise.
+pub(crate) const DISCRETE_LABEL: &str = "zCDP-CKS20 (discrete Gaussian)";
 
 /// DP HMC (thesis Chapter 4): noisy clipped gradients and a noisy clipped log-likelihood ratio.
 ///
@@ -330,33 +385,53 @@ impl DpHmc {
 
     /// Iterations per chain and the privacy they spend.
     pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
-        if self.noise.is_discrete() {
-            use crate::error::check;
-            let n = n_rows.max(1) as f64;
-            let rho_l = 1.0 / (2.0 * check::positive("tau_l", self.tau_l)?.powi(2) * n);
-            let rho_g = 1.0 / (2.0 * check::positive("tau_g", self.tau_g)?.powi(2) * n);
-            let l = self.leapfrog_steps as f64;
-            let (per_iter, once) = match self.gradient {
-                GradientMode::Fresh => (rho_l + (l + 1.0) * rho_g, 0.0),
-                GradientMode::Reuse => (rho_l + l * rho_g, rho_g),
-            };
-            return super::discrete_budget::resolve_zcdp(per_iter, once, &self.run, n_rows);
-        }
-        let scheme = Scheme::Hmc {
-            tau_l: self.tau_l,
-            tau_g: self.tau_g,
-            leapfrog_steps: self.leapfrog_steps,
-            gradient: self.gradient,
-        };
-        resolve(scheme, self.accountant, &self.run, n_rows)
+        let plan = plan(self, &self.run, n_rows)?;
+        Ok((plan.iterations, plan.planned().clone()))
     }
 
     /// Run the chains.
     pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
         let kernel = self.kernel(model)?;
-        let (k, spent) = self.budget(model.n_rows())?;
-        finish(&kernel, model, &self.run, self, k, Some(spent))
+        let plan = plan(self, &self.run, model.n_rows())?;
+        finish(&kernel, model, &self.run, self, Some(plan))
     }
+}
+
+impl PrivacyCost for DpHmc {
+    /// Per iteration: the clipped log-likelihood ratio (noise multiplier `τ_l√n`; a zCDP event
+    /// with discrete noise) and the noisy clipped gradients (noise multiplier `τ_g√n`, always
+    /// continuous): `L + 1` fresh gradients per iteration, or with gradient re-use `L` per
+    /// iteration plus the initial one once per chain (thesis Theorems 11/12, THESIS-NOTES §3).
+    fn releases(&self, n: u64) -> Result<Releases> {
+        let ratio = gaussian_release("tau_l", self.tau_l, n, self.noise.is_discrete())?;
+        let gradient = gaussian_release("tau_g", self.tau_g, n, false)?;
+        let l = check_leapfrog_steps(self.leapfrog_steps)?;
+        Ok(match self.gradient {
+            GradientMode::Fresh => {
+                Releases::per_iteration(PrivacyEvent::compose(vec![ratio, gradient.repeat(l + 1)]))
+            }
+            GradientMode::Reuse => Releases::per_iteration(PrivacyEvent::compose(vec![
+                ratio,
+                gradient.clone().repeat(l),
+            ]))
+            .with_once_per_chain(gradient),
+        })
+    }
+    fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
+        full_data_accountant(self.accountant, self.noise.is_discrete())
+    }
+    fn accountant_label(&self) -> &'static str {
+        full_data_label(self.accountant, self.noise.is_discrete())
+    }
+}
+
+fn check_leapfrog_steps(l: usize) -> Result<u64> {
+    if l == 0 {
+        return Err(Error::invalid("leapfrog_steps", 0, "must be at least 1"));
+    }
+    u32::try_from(l)
+        .map(u64::from)
+        .map_err(|_| Error::invalid("leapfrog_steps", l, "is too large"))
 }
 
 /// Random-walk MH (non-private baseline), optionally with clipped per-row ratios.
@@ -431,8 +506,7 @@ impl Rwmh {
     pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
         let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
         let kernel = RwmhKernel::new(sd, self.clip_bound, self.clip_distance)?;
-        let k = fixed_iterations(&self.run, "RWMH")?;
-        finish(&kernel, model, &self.run, self, k, None)
+        finish(&kernel, model, &self.run, self, None)
     }
 }
 
@@ -537,7 +611,6 @@ impl Hmc {
             GradientMode::Reuse,
         )?;
         kernel.clip_distance = self.clip_distance;
-        let k = fixed_iterations(&self.run, "HMC")?;
-        finish(&kernel, model, &self.run, self, k, None)
+        finish(&kernel, model, &self.run, self, None)
     }
 }

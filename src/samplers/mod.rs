@@ -2,15 +2,15 @@
 
 pub mod barker;
 pub mod batch;
-mod budget;
 mod builders;
-mod discrete_budget;
 pub mod dp_penalty;
 pub mod driver;
 pub mod hmc;
+mod iterations;
 pub mod kernel;
 pub mod minibatch;
 pub mod pass;
+mod privacy;
 pub mod proposal;
 pub mod run;
 pub mod rwmh;
@@ -22,10 +22,15 @@ pub use crate::accounting::Method;
 pub use crate::noise::Noise;
 pub use builders::{DpHmc, DpPenalty, Hmc, Rwmh};
 pub use hmc::GradientMode;
+pub use iterations::{
+    DpBarkerIterations, DpHmcIterations, DpPenaltyIterations, MaxIterations,
+    MinibatchPenaltyIterations,
+};
 pub use kernel::{Kernel, StepInfo};
+pub use privacy::{ChainLedger, Ledger, PrivacyCost};
 pub use proposal::{ClipDistance, ProposalKind, StepSize};
 pub use run::{ChainTrace, PrivacySpent, Run, StepTotals};
-pub use settings::{DEFAULT_MAX_TRACE_BYTES, MAX_CHAINS, RunSettings, Start};
+pub use settings::{Budget, DEFAULT_MAX_TRACE_BYTES, MAX_CHAINS, RunSettings, Start};
 pub use subsampled::{DpBarker, MinibatchPenalty};
 
 #[cfg(test)]

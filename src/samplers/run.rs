@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::kernel::StepInfo;
+use super::privacy::Ledger;
 
 /// Counts over every step of a chain, including the steps thinning did not save.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -159,6 +160,10 @@ pub struct PrivacySpent {
     /// (`"ADP"`, the tight PLD of Theorems 6/12; `"zCDP"`; `"RDP"`; `"Fourier"`) or, for
     /// discrete Gaussian noise, `"zCDP-CKS20 (discrete Gaussian)"`.
     pub accountant: String,
+    /// What the run released, chain by chain and in total. A chain stopped early by
+    /// `max_time` lists the iterations it really ran, and (ε, δ) are then re-evaluated for
+    /// those (never above the planned guarantee).
+    pub ledger: Ledger,
 }
 
 /// A finished run.
@@ -205,7 +210,7 @@ impl Run {
     /// assert_eq!(run.epsilon(), None);
     /// assert_eq!(run.delta(), None);
     /// run.privacy = Some(PrivacySpent { epsilon: 2.0, delta: 1e-5, per_chain: false,
-    ///                                   accountant: "ADP".into() });
+    ///                                   accountant: "ADP".into(), ledger: Default::default() });
     /// assert_eq!((run.epsilon(), run.delta()), (Some(2.0), Some(1e-5)));
     /// ```
     pub fn epsilon(&self) -> Option<f64> {

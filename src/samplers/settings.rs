@@ -18,6 +18,71 @@ pub enum Start {
     PerChain(Vec<Vec<f64>>),
 }
 
+/// How long a run is: a fixed number of iterations per chain, or as many as a privacy budget
+/// allows (Algorithm 2). One or the other, never both: the last setter wins.
+///
+/// ```
+/// use dp_mcmc::samplers::{Budget, DpPenalty};
+/// let s = DpPenalty::builder().epsilon(1.0).delta(1e-6);
+/// assert_eq!(s.run.budget, Budget::Privacy { epsilon: 1.0, delta: 1e-6 });
+/// // a fixed count replaces the privacy budget (and the other way round)
+/// assert_eq!(s.iterations(50).run.budget, Budget::Iterations(50));
+/// // ε without δ is reported when the run is validated
+/// let half = DpPenalty::builder().epsilon(1.0);
+/// assert!(half.run.privacy_budget().unwrap_err().to_string().contains("delta"));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum Budget {
+    /// Not set: a DP sampler asks for `.epsilon(e).delta(d)`, a non-private one for
+    /// `.iterations(k)`.
+    #[default]
+    Unset,
+    /// This many iterations per chain; a DP sampler reports the ε they spend at δ = 0.1/n.
+    Iterations(usize),
+    /// As many iterations as (ε, δ) allow. A part not yet set is NaN (`.epsilon(e)` alone),
+    /// reported when the run is validated.
+    Privacy {
+        /// Privacy budget ε.
+        epsilon: f64,
+        /// Privacy budget δ.
+        delta: f64,
+    },
+}
+
+impl Budget {
+    /// `self` with ε set (δ kept if a privacy budget was already set).
+    #[must_use]
+    pub fn with_epsilon(self, epsilon: f64) -> Self {
+        match self {
+            Budget::Privacy { delta, .. } => Budget::Privacy { epsilon, delta },
+            _ => Budget::Privacy {
+                epsilon,
+                delta: f64::NAN,
+            },
+        }
+    }
+
+    /// `self` with δ set (ε kept if a privacy budget was already set).
+    #[must_use]
+    pub fn with_delta(self, delta: f64) -> Self {
+        match self {
+            Budget::Privacy { epsilon, .. } => Budget::Privacy { epsilon, delta },
+            _ => Budget::Privacy {
+                epsilon: f64::NAN,
+                delta,
+            },
+        }
+    }
+
+    /// The fixed iteration count, if that is the budget.
+    pub fn iterations(self) -> Option<usize> {
+        match self {
+            Budget::Iterations(k) => Some(k),
+            _ => None,
+        }
+    }
+}
+
 /// Settings of a run (nuts-rs style: plain public fields with defaults; the samplers' fluent
 /// setters write into it, and `run()` validates it once).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -26,13 +91,9 @@ pub struct RunSettings {
     pub chains: usize,
     /// Seed; chain `i` uses the stream `chain_rng(seed, i)` (default 0).
     pub seed: u64,
-    /// Fixed number of iterations per chain; if `None`, a DP sampler derives it from
-    /// `epsilon` and `delta` with Algorithm 2.
-    pub iterations: Option<usize>,
-    /// Privacy budget ε.
-    pub epsilon: Option<f64>,
-    /// Privacy budget δ.
-    pub delta: Option<f64>,
+    /// A fixed number of iterations per chain, or a privacy budget (ε, δ) from which a DP
+    /// sampler derives it with Algorithm 2.
+    pub budget: Budget,
     /// If `true`, (ε, δ) is spent by *each* chain (the thesis experiments, where chains are
     /// independent repeats). Default `false`: (ε, δ) covers the whole release, all chains and
     /// all iterations.
@@ -96,9 +157,7 @@ impl Default for RunSettings {
         RunSettings {
             chains: 4,
             seed: 0,
-            iterations: None,
-            epsilon: None,
-            delta: None,
+            budget: Budget::Unset,
             per_chain_budget: false,
             start: Start::Unset,
             max_time: None,
@@ -118,11 +177,12 @@ impl RunSettings {
     ///
     /// ```
     /// use dp_mcmc::samplers::RunSettings;
-    /// let ok = RunSettings { iterations: Some(100), ..RunSettings::default() };
+    /// use dp_mcmc::samplers::Budget;
+    /// let ok = RunSettings { budget: Budget::Iterations(100), ..RunSettings::default() };
     /// assert!(ok.check_counts().is_ok());
     /// let none = RunSettings { chains: 0, ..ok.clone() };
     /// assert!(none.check_counts().unwrap_err().to_string().contains("`chains`"));
-    /// let huge = RunSettings { iterations: Some(usize::MAX), ..ok };
+    /// let huge = RunSettings { budget: Budget::Iterations(usize::MAX), ..ok };
     /// assert!(huge.check_counts().unwrap_err().to_string().contains("`iterations`"));
     /// ```
     pub fn check_counts(&self) -> Result<()> {
@@ -135,7 +195,7 @@ impl RunSettings {
             ));
         }
         check::at_least_one("thin", self.thin)?;
-        if let Some(k) = self.iterations {
+        if let Budget::Iterations(k) = self.budget {
             let cap = crate::accounting::MAX_ITERATIONS;
             if (k as u128) * (self.chains as u128) > u128::from(cap) {
                 return Err(Error::invalid(
@@ -222,24 +282,31 @@ impl RunSettings {
 
     /// The (ε, δ) budget if one is set (both, validated; the counts are checked first, see
     /// [`check_counts`](Self::check_counts)).
-    pub fn budget(&self) -> Result<Option<(f64, f64)>> {
+    ///
+    /// # Errors
+    /// Invalid counts, ε ≤ 0, δ ∉ (0, 1), or only one of ε and δ set.
+    pub fn privacy_budget(&self) -> Result<Option<(f64, f64)>> {
         self.check_counts()?;
-        match (self.epsilon, self.delta) {
-            (None, None) => Ok(None),
-            (Some(e), Some(d)) => Ok(Some((
-                check::positive("epsilon", e)?,
-                check::delta("delta", d)?,
+        match self.budget {
+            Budget::Unset | Budget::Iterations(_) => Ok(None),
+            Budget::Privacy { epsilon, delta } if delta.is_nan() && !epsilon.is_nan() => {
+                Err(Error::invalid(
+                    "delta",
+                    "unset",
+                    "set `.delta(d)` together with `.epsilon(e)`",
+                ))
+            }
+            Budget::Privacy { epsilon, delta } if epsilon.is_nan() && !delta.is_nan() => {
+                Err(Error::invalid(
+                    "epsilon",
+                    "unset",
+                    "set `.epsilon(e)` together with `.delta(d)`",
+                ))
+            }
+            Budget::Privacy { epsilon, delta } => Ok(Some((
+                check::positive("epsilon", epsilon)?,
+                check::delta("delta", delta)?,
             ))),
-            (Some(_), None) => Err(Error::invalid(
-                "delta",
-                "unset",
-                "set `.delta(d)` together with `.epsilon(e)`",
-            )),
-            (None, Some(_)) => Err(Error::invalid(
-                "epsilon",
-                "unset",
-                "set `.epsilon(e)` together with `.delta(d)`",
-            )),
         }
     }
 
@@ -270,22 +337,22 @@ macro_rules! run_setters {
                 self.run.seed = seed;
                 self
             }
-            /// Fixed number of iterations per chain (instead of a privacy budget).
+            /// Fixed number of iterations per chain (replaces a privacy budget).
             #[must_use]
             pub fn iterations(mut self, k: usize) -> Self {
-                self.run.iterations = Some(k);
+                self.run.budget = $crate::samplers::Budget::Iterations(k);
                 self
             }
-            /// Privacy budget ε (with [`delta`](Self::delta)).
+            /// Privacy budget ε (with [`delta`](Self::delta); replaces a fixed count).
             #[must_use]
             pub fn epsilon(mut self, epsilon: f64) -> Self {
-                self.run.epsilon = Some(epsilon);
+                self.run.budget = self.run.budget.with_epsilon(epsilon);
                 self
             }
-            /// Privacy budget δ (with [`epsilon`](Self::epsilon)).
+            /// Privacy budget δ (with [`epsilon`](Self::epsilon); replaces a fixed count).
             #[must_use]
             pub fn delta(mut self, delta: f64) -> Self {
-                self.run.delta = Some(delta);
+                self.run.budget = self.run.budget.with_delta(delta);
                 self
             }
             /// Spend (ε, δ) per chain instead of over the whole release.

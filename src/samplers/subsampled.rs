@@ -3,13 +3,15 @@
 use serde::{Deserialize, Serialize};
 
 use super::barker::DpBarkerKernel;
-use super::budget::{Scheme, resolve};
 use super::builders::finish;
 use super::minibatch::MinibatchPenaltyKernel;
+use super::privacy::{PrivacyCost, plan};
 use super::proposal::{ProposalKind, StepSize};
 use super::run::{PrivacySpent, Run};
 use super::settings::{RunSettings, penalty_setters, run_setters};
-use crate::accounting::Method;
+use crate::accounting::{
+    Accountant, Fourier, Method, PrivacyEvent, Rdp, Releases, WorBound, integer_orders,
+};
 use crate::error::Result;
 use crate::models::Model;
 use crate::noise::Noise;
@@ -141,26 +143,67 @@ impl MinibatchPenalty {
 
     /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).
     pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
-        super::minibatch::check_batch(self.batch_size, n_rows)?;
-        let scheme = Scheme::Minibatch {
-            tau: self.tau,
-            batch: self.batch_size,
-            thesis_compatible: self.thesis_compatible,
-        };
-        let method = if self.noise.is_discrete() {
-            Method::Rdp
-        } else {
-            self.accountant
-        };
-        resolve(scheme, method, &self.run, n_rows)
+        let plan = plan(self, &self.run, n_rows)?;
+        Ok((plan.iterations, plan.planned().clone()))
     }
 
     /// Run the chains.
     pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
         let kernel = self.kernel(model)?;
-        let (k, spent) = self.budget(model.n_rows())?;
-        finish(&kernel, model, &self.run, self, k, Some(spent))
+        let plan = plan(self, &self.run, model.n_rows())?;
+        finish(&kernel, model, &self.run, self, Some(plan))
     }
+
+    /// The accountant method in force: discrete noise is always accounted with RDP.
+    fn method(&self) -> Method {
+        if self.noise.is_discrete() {
+            Method::Rdp
+        } else {
+            self.accountant
+        }
+    }
+}
+
+impl PrivacyCost for MinibatchPenalty {
+    /// One release per iteration: the noisy clipped ratio sum of a batch of `b` rows drawn
+    /// without replacement, noise multiplier `√τ` w.r.t. its substitute sensitivity (thesis
+    /// Theorem 8; the Fourier accountant's conservative `σ = √τ` call, THESIS-NOTES §7).
+    fn releases(&self, n: u64) -> Result<Releases> {
+        let tau = crate::error::check::positive("tau", self.tau)?;
+        super::minibatch::check_batch(self.batch_size, n as usize)?;
+        Ok(Releases::per_iteration(
+            PrivacyEvent::gaussian(tau.sqrt()).without_replacement(n, self.batch_size as u64),
+        ))
+    }
+    /// RDP on the orders 2..=199 (the thesis code's; the thesis code's sum with
+    /// `.thesis_compatible(true)`), or the Fourier accountant (any other method).
+    fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
+        Ok(match self.method() {
+            Method::Rdp => Box::new(minibatch_rdp(if self.thesis_compatible {
+                WorBound::ThesisCode
+            } else {
+                WorBound::Theorem9
+            })?),
+            _ => Box::new(Fourier::new()),
+        })
+    }
+    fn corrected_accountant(&self, _n: u64) -> Result<Option<Box<dyn Accountant>>> {
+        Ok((self.method() == Method::Rdp && self.thesis_compatible)
+            .then(|| minibatch_rdp(WorBound::Theorem9))
+            .transpose()?
+            .map(|a| Box::new(a) as Box<dyn Accountant>))
+    }
+    fn accountant_label(&self) -> &'static str {
+        match self.method() {
+            Method::Rdp => Method::Rdp.label(),
+            _ => Method::Fourier.label(),
+        }
+    }
+}
+
+/// The minibatch penalty's RDP accountant: integer orders 2..=199, as the thesis code scans.
+pub(crate) fn minibatch_rdp(bound: WorBound) -> Result<Rdp> {
+    Ok(Rdp::with_orders(integer_orders(2, 199))?.wor_bound(bound))
 }
 
 /// DP Barker (Heikkilä et al. 2019; thesis §3.3): Barker's test on a minibatch with noise
@@ -233,17 +276,33 @@ impl DpBarker {
 
     /// Iterations per chain and the privacy they spend (Theorem 7 unless `iterations` is set).
     pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
-        super::minibatch::check_batch(self.batch_size, n_rows)?;
-        let scheme = Scheme::Barker {
-            batch: self.batch_size,
-        };
-        resolve(scheme, Method::Rdp, &self.run, n_rows)
+        let plan = plan(self, &self.run, n_rows)?;
+        Ok((plan.iterations, plan.planned().clone()))
     }
 
     /// Run the chains.
     pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
         let kernel = self.kernel(model)?;
-        let (k, spent) = self.budget(model.n_rows())?;
-        finish(&kernel, model, &self.run, self, k, Some(spent))
+        let plan = plan(self, &self.run, model.n_rows())?;
+        finish(&kernel, model, &self.run, self, Some(plan))
+    }
+}
+
+impl PrivacyCost for DpBarker {
+    /// One Barker test per iteration on a batch of `b` rows drawn without replacement (thesis
+    /// Theorem 7).
+    fn releases(&self, n: u64) -> Result<Releases> {
+        super::minibatch::check_batch(self.batch_size, n as usize)?;
+        Ok(Releases::per_iteration(PrivacyEvent::BarkerTest {
+            n,
+            batch_size: self.batch_size as u64,
+        }))
+    }
+    /// RDP on the orders Theorem 7 is evaluated at ([`Rdp::for_dp_barker`]).
+    fn new_accountant(&self, n: u64) -> Result<Box<dyn Accountant>> {
+        Ok(Box::new(Rdp::for_dp_barker(self.batch_size as u64, n)?))
+    }
+    fn accountant_label(&self) -> &'static str {
+        Method::Rdp.label()
     }
 }

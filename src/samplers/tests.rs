@@ -249,7 +249,9 @@ fn bad_input_is_a_named_error() {
     assert!(msg(base.clone().start(vec![0.0]).run(&model)).contains("start"));
     assert!(msg(base.clone().proposal_sd(vec![0.1]).run(&model)).contains("proposal_sd"));
     assert!(msg(base.clone().chains(0).run(&model)).contains("chains"));
-    assert!(msg(base.clone().epsilon(1.0).delta(1e-5).run(&model)).contains("iterations"));
+    // a privacy budget replaces the fixed count; half a budget is an error naming the other half
+    assert!(msg(base.clone().epsilon(1.0).run(&model)).contains("delta"));
+    assert!(msg(base.clone().delta(1e-5).run(&model)).contains("epsilon"));
     let tiny = DpPenalty::builder()
         .tau(0.001)
         .epsilon(0.01)

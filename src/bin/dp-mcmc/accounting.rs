@@ -13,10 +13,10 @@ use clap::{Args, ValueEnum};
 use dp_mcmc::Error;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::accounting::{
-    Gradient, IterationBudget, MaxIterations, Method, Rdp, RdpConversion, WorBound,
-    dp_accounting_orders, pld_delta, pld_epsilon, poisson_subsampled_gaussian_rdp,
-    wor_subsampled_gaussian_rdp,
+    Gradient, IterationBudget, Method, Rdp, RdpConversion, WorBound, dp_accounting_orders,
+    pld_delta, pld_epsilon, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
 };
+use dp_mcmc::samplers::MaxIterations;
 use serde_json::{Value, json};
 
 /// Sampler.

@@ -7,7 +7,7 @@ use clap::Args;
 use dp_mcmc::accounting::{Gradient, Method};
 use dp_mcmc::experiments::{Sampler, SamplerKind, chain_metrics};
 use dp_mcmc::models::{Experiment, Model};
-use dp_mcmc::samplers::{Start, StepSize};
+use dp_mcmc::samplers::{Budget, Start, StepSize};
 use dp_mcmc::{Error, Result};
 use serde_json::{Value, json};
 
@@ -190,11 +190,12 @@ fn configure(a: &SampleArgs, exp: Experiment, kind: SamplerKind, n: usize) -> Re
     r.progress = true;
     if kind.is_private() {
         match (a.iterations, a.epsilon) {
-            (Some(k), _) => r.iterations = Some(k),
+            (Some(k), _) => r.budget = Budget::Iterations(k),
             (None, Some(e)) => {
-                r.iterations = None;
-                r.epsilon = Some(e);
-                r.delta = Some(a.delta.unwrap_or(0.1 / n as f64));
+                r.budget = Budget::Privacy {
+                    epsilon: e,
+                    delta: a.delta.unwrap_or(0.1 / n as f64),
+                };
             }
             (None, None) => {
                 return Err(Error::invalid(
@@ -205,7 +206,7 @@ fn configure(a: &SampleArgs, exp: Experiment, kind: SamplerKind, n: usize) -> Re
             }
         }
     } else if let Some(k) = a.iterations {
-        r.iterations = Some(k);
+        r.budget = Budget::Iterations(k);
     }
     Ok(s)
 }

@@ -1,11 +1,11 @@
 //! [`Fourier`]: the Fourier accountant ([`FourierAccountant`], Koskela et al.) behind the
-//! [`Accountant`] trait, and its use for the minibatch DP penalty's iteration budget.
+//! [`Accountant`] trait.
 
-use super::accountant::{Accountant, inner_gaussian, unsupported, wor_rate};
-use super::accountants::walk;
-use super::algorithm2::{beyond_cap, capped};
-use super::event::PrivacyEvent;
-use super::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
+use super::{Accountant, inner_gaussian, unsupported, walk, wor_rate};
+use crate::accounting::algorithm2::{capped, check_query};
+use crate::accounting::event::PrivacyEvent;
+use crate::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
+use crate::accounting::releases::Releases;
 use crate::error::{Error, Result, check};
 
 /// Fourier accountant over privacy events.
@@ -17,10 +17,15 @@ use crate::error::{Error, Result, check};
 /// `Composed`, `SelfComposed`. All events of one accountant must share one relation. Bare
 /// `Gaussian` events are rejected (use [`Pld`](super::Pld)). Grid: nx = 1e6, L = 20 (the
 /// thesis' defaults); FA's discretisation error is not bounded rigorously (THESIS-NOTES §9).
+///
+/// Clones share the engines' cached spectra, so the many evaluations of Algorithm 2 compute each
+/// single-step spectrum once.
 #[derive(Clone, Debug)]
 pub struct Fourier {
     nx: usize,
     window: f64,
+    poisson: FourierAccountant,
+    without_replacement: FourierAccountant,
     relation: Option<FourierRelation>,
     parts: Vec<SubsampledGaussian>,
 }
@@ -30,6 +35,10 @@ impl Default for Fourier {
         Fourier {
             nx: 1_000_000,
             window: 20.0,
+            poisson: FourierAccountant::new(FourierRelation::AddRemovePoisson),
+            without_replacement: FourierAccountant::new(
+                FourierRelation::SubstituteWithoutReplacement,
+            ),
             relation: None,
             parts: Vec::new(),
         }
@@ -58,14 +67,46 @@ impl Fourier {
     #[must_use]
     pub fn nx(mut self, nx: usize) -> Self {
         self.nx = nx;
-        self
+        self.rebuild_engines()
     }
 
     /// Window L of the privacy-loss grid [−L, L] (default 20).
     #[must_use]
     pub fn window(mut self, l: f64) -> Self {
         self.window = l;
+        self.rebuild_engines()
+    }
+
+    /// Use `engine` (its grid and its cache of spectra) for the events of its relation; the
+    /// other relation gets the same grid.
+    #[must_use]
+    pub fn with_engine(mut self, engine: FourierAccountant) -> Self {
+        self.nx = engine.grid_size();
+        self.window = engine.window_size();
+        self = self.rebuild_engines();
+        match engine.relation() {
+            FourierRelation::AddRemovePoisson => self.poisson = engine,
+            FourierRelation::SubstituteWithoutReplacement => self.without_replacement = engine,
+        }
         self
+    }
+
+    fn rebuild_engines(mut self) -> Self {
+        self.poisson = FourierAccountant::new(FourierRelation::AddRemovePoisson)
+            .nx(self.nx)
+            .window(self.window);
+        self.without_replacement =
+            FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement)
+                .nx(self.nx)
+                .window(self.window);
+        self
+    }
+
+    fn engine(&self, relation: FourierRelation) -> &FourierAccountant {
+        match relation {
+            FourierRelation::AddRemovePoisson => &self.poisson,
+            FourierRelation::SubstituteWithoutReplacement => &self.without_replacement,
+        }
     }
 
     /// Whether nothing has been composed.
@@ -83,12 +124,12 @@ impl Fourier {
         self.relation
     }
 
-    fn accountant(&self) -> Result<FourierAccountant> {
+    fn accountant(&self) -> Result<&FourierAccountant> {
         let rel = self.relation.ok_or_else(|| Error::Numerical {
             what: "Fourier accountant",
             reason: "no events composed".into(),
         })?;
-        Ok(FourierAccountant::new(rel).nx(self.nx).window(self.window))
+        Ok(self.engine(rel))
     }
 
     fn collect(
@@ -148,13 +189,52 @@ impl Accountant for Fourier {
     fn check(&self, event: &PrivacyEvent) -> Result<()> {
         self.collect(event).map(|_| ())
     }
-    fn compose(&mut self, event: &PrivacyEvent) -> Result<&mut Self> {
+    fn compose(&mut self, event: &PrivacyEvent) -> Result<()> {
         let (rel, parts) = self.collect(event)?;
         if !parts.is_empty() {
             self.relation = rel;
             merge(&mut self.parts, parts);
         }
-        Ok(self)
+        Ok(())
+    }
+    fn boxed(&self) -> Box<dyn Accountant> {
+        Box::new(self.clone())
+    }
+    /// Algorithm 2 as [`algorithm2::search`](crate::accounting::algorithm2::search), faster
+    /// for the common case (nothing composed yet, every iteration one subsampled Gaussian, as
+    /// the minibatch penalty): δ(ε) of k steps from the cached single-step spectrum
+    /// ([`FourierPld::delta`](crate::accounting::fourier::FourierPld::delta)), the thesis'
+    /// evaluation (`get_delta_S(ε, σ, q, ⌊k⌋)`, low 0, high 1024).
+    fn max_iterations(
+        &self,
+        releases: &Releases,
+        chains: u64,
+        epsilon: f64,
+        delta: f64,
+    ) -> Result<Option<u64>> {
+        let (eps, delta, chains) = check_query(epsilon, delta, chains)?;
+        let single = if self.is_empty() && releases.is_homogeneous() {
+            match self.collect(&releases.iteration)? {
+                (Some(rel), parts) if parts.len() == 1 => Some((rel, parts[0])),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let Some((rel, part)) = single else {
+            return crate::accounting::algorithm2::search(self, releases, chains, eps, delta);
+        };
+        let pld = self.engine(rel).pld(part.sigma, part.q)?;
+        let per_iteration = part.steps.saturating_mul(chains);
+        let f = |x: f64| -> Result<f64> {
+            let k = x.floor();
+            if k < 1.0 {
+                Ok(0.0)
+            } else {
+                pld.delta(eps, (k as u64).saturating_mul(per_iteration))
+            }
+        };
+        capped(f, delta, 0.0, 1024.0)
     }
     fn epsilon(&self, delta: f64) -> Result<f64> {
         let d = check::delta("delta", delta)?;
@@ -172,34 +252,11 @@ impl Accountant for Fourier {
     }
 }
 
-/// Minibatch DP penalty with the Fourier accountant exactly as the thesis calls it
-/// (THESIS-NOTES §7): Algorithm 2 (low 0, high 1024) on `get_delta_S(ε, σ = √τ, q, ⌊k⌋)` at the
-/// default grid of `fa` (substitute relation). Returns (k, δ at k).
-pub(crate) fn minibatch_fourier(
-    fa: &FourierAccountant,
-    tau: f64,
-    q: f64,
-    eps: f64,
-    delta: f64,
-) -> Result<(u64, f64)> {
-    let pld = fa.pld(tau.sqrt(), q)?;
-    let f = |x: f64| -> Result<f64> {
-        let k = x.floor();
-        if k < 1.0 {
-            Ok(0.0)
-        } else {
-            pld.delta(eps, k as u64)
-        }
-    };
-    let k = capped(f, delta, 0.0, 1024.0)?.ok_or_else(|| beyond_cap(eps))?;
-    Ok((k, f(k as f64)?))
-}
-
 #[cfg(test)]
 #[allow(clippy::excessive_precision)] // reference literals keep their source's digits
 mod tests {
     use super::*;
-    use crate::accounting::accountant::conformance;
+    use crate::accounting::accountants::conformance;
 
     #[test]
     fn pld_delegates_subsampled_events() {

@@ -1,0 +1,59 @@
+//! The dp_accounting conformance suite for every accountant, and their ordering.
+
+use super::conformance;
+use crate::accounting::{Accountant, Pld, PrivacyEvent, Rdp, Zcdp};
+
+#[test]
+fn conformance_zcdp() {
+    conformance(
+        Zcdp::new,
+        PrivacyEvent::gaussian(3.0),
+        PrivacyEvent::gaussian(1.0).poisson(0.1),
+        1e-9,
+    );
+}
+
+#[test]
+fn conformance_rdp() {
+    conformance(
+        Rdp::new,
+        PrivacyEvent::gaussian(1.0).poisson(0.01).repeat(100),
+        PrivacyEvent::NonPrivate,
+        1e-9,
+    );
+    conformance(
+        Rdp::new,
+        PrivacyEvent::gaussian(1.0)
+            .without_replacement(1000, 10)
+            .repeat(100),
+        PrivacyEvent::gaussian(1.0).poisson(0.1).poisson(0.1),
+        1e-9,
+    );
+}
+
+#[test]
+fn conformance_pld() {
+    conformance(
+        Pld::new,
+        PrivacyEvent::gaussian(3.0),
+        PrivacyEvent::NonPrivate,
+        1e-8,
+    );
+}
+
+#[test]
+fn tight_below_zcdp_and_rdp() {
+    let e = PrivacyEvent::gaussian(2.0).repeat(50);
+    let (mut z, mut r, mut p) = (Zcdp::new(), Rdp::new(), Pld::new());
+    z.compose(&e).unwrap();
+    r.compose(&e).unwrap();
+    p.compose(&e).unwrap();
+    for d in [1e-9, 1e-6, 1e-3] {
+        let (ez, er, ep) = (
+            z.epsilon(d).unwrap(),
+            r.epsilon(d).unwrap(),
+            p.epsilon(d).unwrap(),
+        );
+        assert!(ep <= ez && ep <= er, "δ={d}: pld {ep} zcdp {ez} rdp {er}");
+    }
+}

@@ -1,0 +1,231 @@
+//! The privacy cost of a DP sampler, from one place.
+//!
+//! Every DP sampler states what one chain releases ([`PrivacyCost::releases`]: a
+//! [`PrivacyEvent`] per iteration and one per chain) and which accountant evaluates it
+//! ([`PrivacyCost::accountant`]). Everything else is generic: the iterations a budget allows
+//! (Algorithm 2, [`Accountant::max_iterations`]), the ε a fixed run spends, and the [`Ledger`] a
+//! finished run carries. [`MaxIterations`](super::MaxIterations), the builders' `run`, the CLI
+//! and the experiment grids all go through [`plan`].
+
+use serde::{Deserialize, Serialize};
+
+use super::run::{ChainTrace, PrivacySpent};
+use super::settings::{Budget, RunSettings};
+use crate::accounting::{Accountant, PrivacyEvent, Releases};
+use crate::error::{Error, Result, check};
+
+/// What a DP sampler releases and how it is accounted.
+///
+/// # Examples
+/// ```
+/// use dp_mcmc::accounting::{Accountant, PrivacyEvent};
+/// use dp_mcmc::samplers::{DpPenalty, PrivacyCost};
+/// let s = DpPenalty::builder().tau(0.1);
+/// // one Gaussian release per iteration, noise multiplier τ√n
+/// let r = s.releases(100_000)?;
+/// assert_eq!(r.iteration, PrivacyEvent::gaussian(0.1 * 100_000f64.sqrt()));
+/// // the tight Gaussian PLD (Theorem 6) allows 56 iterations at ε = 1, δ = 1e-6
+/// let acc = s.new_accountant(100_000)?;
+/// assert_eq!(acc.max_iterations(&r, 1, 1.0, 1e-6)?, Some(56));
+/// assert!(DpPenalty::builder().tau(-1.0).releases(100).is_err());
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+pub trait PrivacyCost {
+    /// What one chain releases on a data set of `n` rows.
+    ///
+    /// # Errors
+    /// Invalid privacy parameters (e.g. τ ≤ 0, a batch larger than `n`), naming them.
+    fn releases(&self, n: u64) -> Result<Releases>;
+    /// An empty accountant that evaluates [`releases`](Self::releases) under the sampler's
+    /// settings (its accountant method, its noise).
+    ///
+    /// # Errors
+    /// An accountant the sampler does not support, naming the setting.
+    fn new_accountant(&self, n: u64) -> Result<Box<dyn Accountant>>;
+    /// Where the iteration count deliberately follows the thesis code (the minibatch penalty's
+    /// thesis-compatible RDP sum, which is optimistic), the corrected accountant whose ε is
+    /// reported as the guarantee; `None` (the default) when [`new_accountant`](Self::new_accountant)
+    /// reports its own count.
+    ///
+    /// # Errors
+    /// As [`new_accountant`](Self::new_accountant).
+    fn corrected_accountant(&self, _n: u64) -> Result<Option<Box<dyn Accountant>>> {
+        Ok(None)
+    }
+    /// The accountant's label in [`PrivacySpent::accountant`] (`"ADP"`, `"zCDP"`, `"RDP"`,
+    /// `"Fourier"`, `"zCDP-CKS20 (discrete Gaussian)"`).
+    fn accountant_label(&self) -> &'static str;
+}
+
+/// What one chain released: its once-per-chain event and the iterations it ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChainLedger {
+    /// Iterations the chain ran (fewer than planned if `max_time` stopped it).
+    pub iterations: u64,
+    /// The composed event of the chain.
+    pub event: PrivacyEvent,
+}
+
+/// The privacy ledger of a run: what each chain released, the composed event of the whole
+/// run, and the releases of one chain it was built from. [`PrivacySpent`] holds it beside the
+/// (ε, δ) it reached.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ledger {
+    /// What one chain releases: per iteration and once.
+    pub releases: Option<Releases>,
+    /// Iterations each chain was planned to run.
+    pub planned_iterations: u64,
+    /// One entry per chain, in chain order.
+    pub chains: Vec<ChainLedger>,
+    /// Everything the run released: all chains composed.
+    pub total: Option<PrivacyEvent>,
+}
+
+impl Ledger {
+    fn new(releases: &Releases, planned: u64, ran: impl IntoIterator<Item = u64>) -> Self {
+        let chains: Vec<ChainLedger> = ran
+            .into_iter()
+            .map(|k| ChainLedger {
+                iterations: k,
+                event: releases.for_chain(k),
+            })
+            .collect();
+        let total = PrivacyEvent::compose(chains.iter().map(|c| c.event.clone()).collect());
+        Ledger {
+            releases: Some(releases.clone()),
+            planned_iterations: planned,
+            chains,
+            total: Some(total),
+        }
+    }
+
+    /// Whether a chain ran fewer iterations than planned.
+    pub fn stopped_early(&self) -> bool {
+        self.chains
+            .iter()
+            .any(|c| c.iterations < self.planned_iterations)
+    }
+}
+
+/// A run's privacy before it starts: iterations per chain, the guarantee they give, and what
+/// is needed to re-evaluate it for what the chains really ran.
+pub(crate) struct Plan {
+    pub(crate) iterations: usize,
+    spent: PrivacySpent,
+    releases: Releases,
+    reporting: Box<dyn Accountant>,
+    chains: usize,
+}
+
+impl Plan {
+    /// The privacy the run spent: the planned guarantee with its ledger, re-evaluated with the
+    /// reporting accountant if a chain stopped early (`max_time`).
+    pub(crate) fn spent(self, traces: &[ChainTrace]) -> PrivacySpent {
+        let ran: Vec<u64> = if traces.len() == self.chains {
+            traces.iter().map(|t| t.totals().steps).collect()
+        } else {
+            vec![self.iterations as u64; self.chains]
+        };
+        let ledger = Ledger::new(&self.releases, self.iterations as u64, ran);
+        let mut spent = self.spent;
+        if ledger.stopped_early() {
+            let delta = spent.delta;
+            let eps_of = |e: &PrivacyEvent| -> f64 {
+                let mut acc = self.reporting.boxed();
+                acc.compose(e)
+                    .and_then(|()| acc.epsilon(delta))
+                    .unwrap_or(f64::INFINITY)
+            };
+            let reached = if spent.per_chain {
+                ledger
+                    .chains
+                    .iter()
+                    .map(|c| eps_of(&c.event))
+                    .fold(0.0, f64::max)
+            } else {
+                ledger.total.as_ref().map_or(f64::INFINITY, eps_of)
+            };
+            // never report more than the planned guarantee (which holds regardless)
+            spent.epsilon = reached.min(spent.epsilon);
+        }
+        spent.ledger = ledger;
+        spent
+    }
+
+    /// The planned guarantee.
+    pub(crate) fn planned(&self) -> &PrivacySpent {
+        &self.spent
+    }
+}
+
+/// Iterations per chain and the privacy they spend, from the run settings: Algorithm 2 on the
+/// sampler's releases for a budget (ε, δ) (a whole-release budget composes every chain: `C`
+/// chains share it), or the ε at δ = 0.1/n that a fixed `.iterations(k)` spends (∞ where the
+/// accountant cannot evaluate the composition: no finite guarantee is claimed).
+pub(crate) fn plan(cost: &dyn PrivacyCost, run: &RunSettings, n_rows: usize) -> Result<Plan> {
+    check::at_least_one("n (data rows)", n_rows)?;
+    let n = n_rows as u64;
+    let releases = cost.releases(n)?;
+    let accountant = cost.new_accountant(n)?;
+    let corrected = cost.corrected_accountant(n)?;
+    let thesis_count = corrected.is_some();
+    let reporting = corrected.unwrap_or_else(|| accountant.boxed());
+    let copies = run.copies();
+    let label = cost.accountant_label();
+    let spent = |epsilon: f64, delta: f64| PrivacySpent {
+        epsilon,
+        delta,
+        per_chain: run.per_chain_budget,
+        accountant: label.to_string(),
+        ledger: Ledger::default(),
+    };
+    let epsilon_at = |k: usize, delta: f64| -> Result<f64> {
+        let mut acc = reporting.boxed();
+        acc.compose(&releases.for_chains(k as u64, copies as u64))?;
+        acc.epsilon(delta)
+    };
+    let (iterations, spent) = match (run.budget, run.privacy_budget()?) {
+        (Budget::Iterations(k), _) => {
+            let delta = (0.1 / n_rows as f64).min(0.5);
+            (
+                k,
+                spent(epsilon_at(k, delta).unwrap_or(f64::INFINITY), delta),
+            )
+        }
+        (_, Some((eps, delta))) => {
+            let k = accountant
+                .max_iterations(&releases, copies as u64, eps, delta)?
+                .ok_or_else(|| crate::accounting::algorithm2::beyond_cap(eps))?;
+            if k == 0 {
+                return Err(Error::BudgetTooSmall(format!(
+                    "(ε = {eps}, δ = {delta}) allows no iteration for {copies} chain(s) sharing the budget; \
+                     increase epsilon or the noise (tau), use fewer chains, or a per-chain budget"
+                )));
+            }
+            let k = usize::try_from(k)
+                .map_err(|_| Error::invalid("epsilon", eps, "allows too many iterations"))?;
+            // Where the count follows the thesis code, the guarantee is the corrected bound's ε
+            // at that count (larger than the target).
+            let eps = if thesis_count {
+                epsilon_at(k, delta)?.max(eps)
+            } else {
+                eps
+            };
+            (k, spent(eps, delta))
+        }
+        (_, None) => {
+            return Err(Error::invalid(
+                "epsilon",
+                "unset",
+                "set a privacy budget `.epsilon(e).delta(d)` (or a fixed `.iterations(k)`)",
+            ));
+        }
+    };
+    Ok(Plan {
+        iterations,
+        spent,
+        releases,
+        reporting,
+        chains: run.chains,
+    })
+}
