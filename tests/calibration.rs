@@ -692,7 +692,7 @@ fn dp_hmc_ratio_noise_is_the_accountants() {
         let what = format!("DP HMC ratio {noise:?}, n = {n}, T = {t}, {distance:?}");
         let d = Rows::new(signs(n / 2, n / 2), signs(n / 2, n / 2), dim, t);
         let d2 = d.flip_ratio(0);
-        let mut kernel = DpHmc::builder()
+        let kernel = DpHmc::builder()
             .tau_l(tau_l)
             .tau_g(1.0)
             .grad_clip_bound(0.1)
@@ -701,8 +701,8 @@ fn dp_hmc_ratio_noise_is_the_accountants() {
             .step_size(eta)
             .noise(noise)
             .kernel(&d)
-            .unwrap();
-        kernel.clip_distance = distance;
+            .unwrap()
+            .with_clip_distance(distance);
         let nm = tau_l * (n as f64).sqrt();
         let origin = vec![0.0; dim];
         let z: Vec<f64> = (0..DRAWS)

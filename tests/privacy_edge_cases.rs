@@ -70,9 +70,8 @@ fn dp_hmc_bounds_nonfinite_gradient_rows() {
 #[test]
 fn dp_hmc_noise_follows_the_clip_distance() {
     let model = normal_model(0.0);
-    let mut kernel = dp_hmc(&model);
     for distance in [ClipDistance::L2, ClipDistance::AbsSumThesis] {
-        kernel.clip_distance = distance;
+        let kernel = dp_hmc(&model).with_clip_distance(distance);
         let (theta, theta_new) = ([0.0, 0.0], [0.3, 0.4]);
         let bound = 2.0 * distance.eval(&theta, &theta_new);
         let sd = kernel.ratio_noise_sd(100, bound);

@@ -7,7 +7,11 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
+use serde::Serialize;
+
 use super::kernel::Kernel;
+use super::privacy::Plan;
+use super::run::Run;
 use super::run::{ChainTrace, StepTotals};
 use super::settings::RunSettings;
 use crate::error::{Error, Result};
@@ -160,4 +164,45 @@ fn progress_bar(settings: &RunSettings, iterations: usize) -> Option<Arc<Progres
         bar.set_style(style);
     }
     Some(Arc::new(bar))
+}
+
+/// Assemble a [`Run`] from finished chains.
+pub(crate) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
+    kernel: &K,
+    model: &M,
+    run: &RunSettings,
+    settings: &S,
+    plan: Option<Plan>,
+) -> Result<Run> {
+    let t0 = Instant::now();
+    let iterations = match &plan {
+        Some(p) => p.iterations,
+        None => fixed_iterations(run, &kernel.name().to_uppercase())?,
+    };
+    let chains = run_chains(kernel, model, run, iterations)?;
+    let privacy = plan.map(|p| p.spent(&chains));
+    Ok(Run {
+        algorithm: kernel.name().to_string(),
+        param_names: model.param_names(),
+        n_rows: model.n_rows(),
+        iterations,
+        chains,
+        privacy,
+        seed: run.seed,
+        rng: if run.secure_rng { "secure" } else { "seeded" },
+        settings: serde_json::to_value(settings).unwrap_or(serde_json::Value::Null),
+        wall_seconds: t0.elapsed().as_secs_f64(),
+        version: env!("CARGO_PKG_VERSION"),
+    })
+}
+
+/// Iterations for a non-private sampler: must be given explicitly.
+fn fixed_iterations(run: &RunSettings, algorithm: &str) -> Result<usize> {
+    run.budget.iterations().ok_or_else(|| {
+        Error::invalid(
+            "iterations",
+            "unset",
+            format!("{algorithm} is not private: set `.iterations(k)`"),
+        )
+    })
 }

@@ -468,7 +468,7 @@ fn largest_count_order(sampler: &MinibatchPenalty, n: u64, eps: f64, delta: f64)
     } else {
         WorBound::Theorem9
     };
-    let mut one_step = super::subsampled::minibatch_rdp(bound)?;
+    let mut one_step = super::minibatch_penalty::minibatch_rdp(bound)?;
     one_step.compose(&sampler.releases(n)?.iteration)?;
     let ln_inv_d = (1.0 / delta).ln();
     let mut best = (0u64, one_step.orders()[0]);

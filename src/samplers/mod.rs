@@ -1,37 +1,44 @@
-//! MCMC kernels (RWMH, HMC, DP penalty, DP HMC, minibatch DP penalty, DP Barker) and the run driver.
+//! MCMC samplers and the run driver. One folder per sampler (`dp_penalty/`, `dp_hmc/`,
+//! `minibatch_penalty/`, `dp_barker/`, `rwmh/`, `hmc/`): its builder, its privacy cost
+//! ([`PrivacyCost`]) and its kernel. Shared: the [`Kernel`] trait, the data pass (`pass`),
+//! proposals, run settings, the driver (chains in parallel), the privacy plan and ledger
+//! (`privacy`), and [`MaxIterations`].
 
-pub mod barker;
-pub mod batch;
-mod builders;
+pub(crate) mod batch;
+pub mod dp_barker;
+pub mod dp_hmc;
 pub mod dp_penalty;
 pub mod driver;
 pub mod hmc;
 mod iterations;
 pub mod kernel;
-pub mod minibatch;
+pub mod minibatch_penalty;
 pub mod pass;
 mod privacy;
 pub mod proposal;
 pub mod run;
 pub mod rwmh;
 mod settings;
-mod subsampled;
 pub mod vcorr;
 
 pub use crate::accounting::Method;
 pub use crate::noise::Noise;
-pub use builders::{DpHmc, DpPenalty, Hmc, Rwmh};
+pub use dp_barker::DpBarker;
+pub use dp_hmc::DpHmc;
+pub use dp_penalty::DpPenalty;
 pub use hmc::GradientMode;
+pub use hmc::Hmc;
 pub use iterations::{
     DpBarkerIterations, DpHmcIterations, DpPenaltyIterations, MaxIterations,
     MinibatchPenaltyIterations,
 };
 pub use kernel::{Kernel, StepInfo};
+pub use minibatch_penalty::MinibatchPenalty;
 pub use privacy::{ChainLedger, Ledger, PrivacyCost};
 pub use proposal::{ClipDistance, ProposalKind, StepSize};
 pub use run::{ChainTrace, PrivacySpent, Run, StepTotals};
+pub use rwmh::Rwmh;
 pub use settings::{Budget, DEFAULT_MAX_TRACE_BYTES, MAX_CHAINS, RunSettings, Start};
-pub use subsampled::{DpBarker, MinibatchPenalty};
 
 #[cfg(test)]
 mod tests;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::run::{ChainTrace, PrivacySpent};
 use super::settings::{Budget, RunSettings};
-use crate::accounting::{Accountant, PrivacyEvent, Releases};
+use crate::accounting::{Accountant, Method, Pld, PrivacyEvent, Releases, Zcdp, ZcdpConversion};
 use crate::error::{Error, Result, check};
 
 /// What a DP sampler releases and how it is accounted.
@@ -229,3 +229,50 @@ pub(crate) fn plan(cost: &dyn PrivacyCost, run: &RunSettings, n_rows: usize) -> 
         chains: run.chains,
     })
 }
+
+/// A release of a full-data statistic with noise scale `tau` on `n` rows: noise multiplier
+/// `τ√n` (ρ = 1/(2τ²n)); with exact discrete Gaussian noise, that ρ as a zCDP event.
+pub(crate) fn gaussian_release(
+    name: &'static str,
+    tau: f64,
+    n: u64,
+    discrete: bool,
+) -> Result<PrivacyEvent> {
+    let tau = crate::error::check::positive(name, tau)?;
+    let n = n as f64;
+    if !(tau * n.sqrt()).is_finite() || 1.0 / (2.0 * tau * tau * n) == 0.0 {
+        return Err(Error::invalid(
+            name,
+            tau,
+            "is too large: the noise multiplier τ√n overflows; use a smaller value",
+        ));
+    }
+    Ok(if discrete {
+        PrivacyEvent::Zcdp {
+            rho: 1.0 / (2.0 * tau * tau * n),
+        }
+    } else {
+        PrivacyEvent::gaussian(tau * n.sqrt())
+    })
+}
+
+/// The accountant of the full-data samplers: zCDP (Theorems 5/11) or the tight Gaussian PLD
+/// (Theorems 6/12, for any other method); with discrete noise always zCDP with CKS20.
+pub(crate) fn full_data_accountant(method: Method, discrete: bool) -> Result<Box<dyn Accountant>> {
+    Ok(match (discrete, method) {
+        (true, _) => Box::new(Zcdp::new().conversion(ZcdpConversion::Cks20)),
+        (false, Method::Zcdp) => Box::new(Zcdp::new()),
+        (false, _) => Box::new(Pld::new()),
+    })
+}
+
+pub(crate) fn full_data_label(method: Method, discrete: bool) -> &'static str {
+    match (discrete, method) {
+        (true, _) => DISCRETE_LABEL,
+        (false, Method::Zcdp) => Method::Zcdp.label(),
+        (false, _) => Method::Pld.label(),
+    }
+}
+
+/// Label of the CKS20 zCDP accountant of samplers with discrete Gaussian noise.
+pub(crate) const DISCRETE_LABEL: &str = "zCDP-CKS20 (discrete Gaussian)";

@@ -25,13 +25,13 @@ use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
-use super::kernel::{Kernel, StepInfo, metropolis};
-use super::pass::{GradBuffer, RowCache};
-use super::proposal::ClipDistance;
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::noise::Lattice;
 use crate::rng::ChainRng;
+use crate::samplers::kernel::{Kernel, StepInfo, metropolis};
+use crate::samplers::pass::{GradBuffer, RowCache};
+use crate::samplers::proposal::ClipDistance;
 
 /// Where the first half-step's gradient of each iteration comes from (the accountant's
 /// [`Gradient`](crate::accounting::Gradient): `Fresh`, `k(L+1)` evaluations, or `Reuse`, `kL+1`).
@@ -41,11 +41,11 @@ pub use crate::accounting::Gradient as GradientMode;
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HmcNoise {
     /// Log-likelihood-ratio noise scale τ_l.
-    pub tau_l: f64,
+    pub(crate) tau_l: f64,
     /// Gradient noise scale τ_g.
-    pub tau_g: f64,
+    pub(crate) tau_g: f64,
     /// Per-row gradient clip bound b_g (L2).
-    pub grad_clip: f64,
+    pub(crate) grad_clip: f64,
 }
 
 /// At most this many leapfrog steps per iteration: one iteration cannot be interrupted by
@@ -56,21 +56,21 @@ pub const MAX_LEAPFROG_STEPS: usize = 1 << 20;
 #[derive(Clone, Debug)]
 pub struct HmcKernel {
     /// Leapfrog steps L.
-    pub leapfrog_steps: usize,
+    pub(crate) leapfrog_steps: usize,
     /// Step size η.
-    pub step_size: f64,
+    pub(crate) step_size: f64,
     /// Diagonal mass matrix.
-    pub mass: Vec<f64>,
+    pub(crate) mass: Vec<f64>,
     /// Per-row ratio clip bound b_l per unit distance (`None`: no clipping).
-    pub ratio_clip: Option<f64>,
+    pub(crate) ratio_clip: Option<f64>,
     /// Distance scaling the ratio clip bound.
-    pub clip_distance: ClipDistance,
+    pub(crate) clip_distance: ClipDistance,
     /// Privacy noise (`None`: non-private HMC).
-    pub noise: Option<HmcNoise>,
+    pub(crate) noise: Option<HmcNoise>,
     /// Fresh or re-used initial gradient.
-    pub gradient: GradientMode,
+    pub(crate) gradient: GradientMode,
     /// Discrete Gaussian noise on this lattice for the ratio test (`None`: continuous).
-    pub lattice: Option<Lattice>,
+    pub(crate) lattice: Option<Lattice>,
 }
 
 /// Per-chain state of HMC.
@@ -140,6 +140,14 @@ impl HmcKernel {
             gradient,
             lattice: None,
         })
+    }
+
+    /// The distance that scales the ratio clip bound (default [`ClipDistance::L2`]; the DP
+    /// HMC ratio noise follows it, see [`ratio_noise_sd`](Self::ratio_noise_sd)).
+    #[must_use]
+    pub fn with_clip_distance(mut self, distance: ClipDistance) -> Self {
+        self.clip_distance = distance;
+        self
     }
 
     /// Use exact discrete Gaussian noise on `lattice` in the ratio test (`None`: continuous;

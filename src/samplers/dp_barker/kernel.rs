@@ -12,14 +12,14 @@
 
 use rand_distr::{Distribution, StandardNormal};
 
-use super::batch::SubsampledState;
-use super::kernel::{Kernel, StepInfo};
-use super::minibatch::check_batch;
-use super::proposal::ProposalKind;
-use super::vcorr::vcorr;
 use crate::error::{Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
+use crate::samplers::batch::SubsampledState;
+use crate::samplers::kernel::{Kernel, StepInfo};
+use crate::samplers::minibatch_penalty::check_batch;
+use crate::samplers::proposal::ProposalKind;
+use crate::samplers::vcorr::vcorr;
 
 /// Barker's total noise variance C.
 pub const BARKER_NOISE_VAR: f64 = 2.0;
@@ -28,9 +28,9 @@ pub const BARKER_NOISE_VAR: f64 = 2.0;
 #[derive(Clone, Debug)]
 pub struct DpBarkerKernel {
     /// Batch size b.
-    pub batch_size: usize,
+    pub(crate) batch_size: usize,
     /// Proposal standard deviations.
-    pub proposal_sd: Vec<f64>,
+    pub(crate) proposal_sd: Vec<f64>,
 }
 
 /// Per-chain state of DP Barker.

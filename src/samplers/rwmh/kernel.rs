@@ -4,22 +4,22 @@
 
 use rand::RngExt;
 
-use super::kernel::{Kernel, StepInfo, metropolis};
-use super::pass::RowCache;
-use super::proposal::{ClipDistance, ProposalKind, RandomWalk};
 use crate::error::{Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
+use crate::samplers::kernel::{Kernel, StepInfo, metropolis};
+use crate::samplers::pass::RowCache;
+use crate::samplers::proposal::{ClipDistance, ProposalKind, RandomWalk};
 
 /// RWMH kernel settings (build with [`Rwmh`](super::Rwmh)).
 #[derive(Clone, Debug)]
 pub struct RwmhKernel {
     /// Proposal standard deviations.
-    pub proposal_sd: Vec<f64>,
+    pub(crate) proposal_sd: Vec<f64>,
     /// Per-row ratio clip bound per unit distance; `None` = no clipping (plain MH).
-    pub clip_bound: Option<f64>,
+    pub(crate) clip_bound: Option<f64>,
     /// Distance that scales the clip bound.
-    pub clip_distance: ClipDistance,
+    pub(crate) clip_distance: ClipDistance,
 }
 
 /// Per-chain state of RWMH.

@@ -18,34 +18,34 @@
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
-use super::batch::SubsampledState;
-use super::kernel::{Kernel, StepInfo, metropolis};
-use super::proposal::{ProposalKind, distance};
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::noise::Lattice;
 use crate::rng::ChainRng;
+use crate::samplers::batch::SubsampledState;
+use crate::samplers::kernel::{Kernel, StepInfo, metropolis};
+use crate::samplers::proposal::{ProposalKind, distance};
 
 /// Minibatch DP penalty settings (build with [`MinibatchPenalty`](super::MinibatchPenalty)).
 #[derive(Clone, Debug)]
 pub struct MinibatchPenaltyKernel {
     /// Noise scale τ (noise variance `τc²`).
-    pub tau: f64,
+    pub(crate) tau: f64,
     /// Clip bound per unit distance.
-    pub clip_bound: f64,
+    pub(crate) clip_bound: f64,
     /// Batch size b.
-    pub batch_size: usize,
+    pub(crate) batch_size: usize,
     /// Proposal standard deviations.
-    pub proposal_sd: Vec<f64>,
+    pub(crate) proposal_sd: Vec<f64>,
     /// Full, OCU or GWMH.
-    pub proposal: ProposalKind,
+    pub(crate) proposal: ProposalKind,
     /// Discrete Gaussian noise on this lattice (`None`: continuous Gaussian noise).
-    pub lattice: Option<Lattice>,
+    pub(crate) lattice: Option<Lattice>,
     /// Multiply `σ_b²` by the finite-population correction `1 − b/n` (default `false`, as the
     /// thesis). The correction makes the batch variance exact for sampling without
     /// replacement (0 when `b = n`, where the kernel reduces to penalty-style MH). It only
     /// shrinks the released `σ_b²` term, so the sensitivity bound `c` stays valid.
-    pub finite_population_correction: bool,
+    pub(crate) finite_population_correction: bool,
 }
 
 /// Per-chain state of minibatch DP penalty.

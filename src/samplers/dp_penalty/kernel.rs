@@ -16,27 +16,27 @@
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
-use super::kernel::{Kernel, StepInfo, metropolis};
-use super::pass::RowCache;
-use super::proposal::{ProposalKind, RandomWalk, distance};
 use crate::error::{Result, check};
 use crate::models::Model;
 use crate::noise::Lattice;
 use crate::rng::ChainRng;
+use crate::samplers::kernel::{Kernel, StepInfo, metropolis};
+use crate::samplers::pass::RowCache;
+use crate::samplers::proposal::{ProposalKind, RandomWalk, distance};
 
 /// The DP penalty kernel (validated settings; build it with [`DpPenalty`](super::DpPenalty)).
 #[derive(Clone, Debug)]
 pub struct DpPenaltyKernel {
     /// Noise scale τ: the noise std is `τ√n·2bΔ`.
-    pub tau: f64,
+    pub(crate) tau: f64,
     /// Clip bound `b` per unit of `‖θ − θ'‖₂`.
-    pub clip_bound: f64,
+    pub(crate) clip_bound: f64,
     /// Proposal standard deviations (one per coordinate).
-    pub proposal_sd: Vec<f64>,
+    pub(crate) proposal_sd: Vec<f64>,
     /// Full update, OCU or GWMH.
-    pub proposal: ProposalKind,
+    pub(crate) proposal: ProposalKind,
     /// Discrete Gaussian noise on this lattice (`None`: continuous Gaussian noise).
-    pub lattice: Option<Lattice>,
+    pub(crate) lattice: Option<Lattice>,
 }
 
 /// Per-chain state of DP penalty.

@@ -1,0 +1,119 @@
+//! DP Barker (Heikkilä et al. 2019; thesis §3.3): the builder, its privacy cost, and the kernel
+//! ([`DpBarkerKernel`]).
+
+mod kernel;
+
+pub use kernel::DpBarkerKernel;
+
+use serde::{Deserialize, Serialize};
+
+use super::driver::finish;
+use super::minibatch_penalty::check_batch;
+use super::privacy::{PrivacyCost, plan};
+use super::proposal::StepSize;
+use super::run::{PrivacySpent, Run};
+use super::settings::{RunSettings, run_setters};
+use crate::accounting::{Accountant, Method, PrivacyEvent, Rdp, Releases};
+use crate::error::Result;
+use crate::models::Model;
+
+/// DP Barker (Heikkilä et al. 2019; thesis §3.3): Barker's test on a minibatch with noise
+/// completed to `N(0, 2)` plus the `V_corr` correction. Iterations from Theorem 7 (RDP).
+///
+/// ```
+/// # fn main() -> dp_mcmc::Result<()> {
+/// use dp_mcmc::samplers::DpBarker;
+/// # use dp_mcmc::models::Model;
+/// # struct Normal1(Vec<f64>);
+/// # impl Model for Normal1 {
+/// #     fn dim(&self) -> usize { 1 }
+/// #     fn n_rows(&self) -> usize { self.0.len() }
+/// #     fn log_prior(&self, t: &[f64]) -> f64 { -0.5 * t[0] * t[0] / 100.0 }
+/// #     fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) { g[0] = -t[0] / 100.0 }
+/// #     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 { -0.5 * (self.0[j] - t[0]).powi(2) }
+/// # }
+/// let model = Normal1((0..5000).map(|i| (i % 7) as f64 / 7.0).collect());
+/// let run = DpBarker::builder().batch_size(500).proposal_sd(0.002)
+///     .epsilon(2.0).delta(1e-5).chains(2).start(vec![0.4]).run(&model)?;
+/// assert!(run.iterations > 0);
+/// assert!(DpBarker::builder().proposal_sd(-1.0).iterations(3).start(vec![0.0]).run(&model).is_err());
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DpBarker {
+    /// Batch size b.
+    pub batch_size: usize,
+    /// Proposal standard deviation(s).
+    pub proposal_sd: StepSize,
+    /// Run settings.
+    pub run: RunSettings,
+}
+
+impl Default for DpBarker {
+    fn default() -> Self {
+        DpBarker {
+            batch_size: 1300,
+            proposal_sd: StepSize::Scalar(0.0008),
+            run: RunSettings::default(),
+        }
+    }
+}
+
+run_setters!(DpBarker);
+
+impl DpBarker {
+    /// Defaults: the thesis' easy-2d tuning (b = 1300, sd 0.0008).
+    pub fn builder() -> Self {
+        Self::default()
+    }
+    /// Batch size (1 ≤ b ≤ n; Theorem 7 needs b ≥ 20).
+    #[must_use]
+    pub fn batch_size(mut self, b: usize) -> Self {
+        self.batch_size = b;
+        self
+    }
+    /// Proposal standard deviation(s).
+    #[must_use]
+    pub fn proposal_sd(mut self, sd: impl Into<StepSize>) -> Self {
+        self.proposal_sd = sd.into();
+        self
+    }
+
+    /// The validated kernel for `model`.
+    pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpBarkerKernel> {
+        let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
+        DpBarkerKernel::new(self.batch_size, sd)
+    }
+
+    /// Iterations per chain and the privacy they spend (Theorem 7 unless `iterations` is set).
+    pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
+        let plan = plan(self, &self.run, n_rows)?;
+        Ok((plan.iterations, plan.planned().clone()))
+    }
+
+    /// Run the chains.
+    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+        let kernel = self.kernel(model)?;
+        let plan = plan(self, &self.run, model.n_rows())?;
+        finish(&kernel, model, &self.run, self, Some(plan))
+    }
+}
+
+impl PrivacyCost for DpBarker {
+    /// One Barker test per iteration on a batch of `b` rows drawn without replacement (thesis
+    /// Theorem 7).
+    fn releases(&self, n: u64) -> Result<Releases> {
+        check_batch(self.batch_size, n as usize)?;
+        Ok(Releases::per_iteration(PrivacyEvent::BarkerTest {
+            n,
+            batch_size: self.batch_size as u64,
+        }))
+    }
+    /// RDP on the orders Theorem 7 is evaluated at ([`Rdp::for_dp_barker`]).
+    fn new_accountant(&self, n: u64) -> Result<Box<dyn Accountant>> {
+        Ok(Box::new(Rdp::for_dp_barker(self.batch_size as u64, n)?))
+    }
+    fn accountant_label(&self) -> &'static str {
+        Method::Rdp.label()
+    }
+}

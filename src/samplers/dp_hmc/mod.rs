@@ -1,0 +1,227 @@
+//! DP HMC (thesis Chapter 4): the builder and its privacy cost. The kernel is the HMC kernel
+//! with noise ([`HmcKernel`](super::hmc::HmcKernel) with [`HmcNoise`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::driver::finish;
+use super::hmc::{GradientMode, HmcKernel, HmcNoise};
+use super::privacy::{PrivacyCost, full_data_accountant, full_data_label, gaussian_release, plan};
+use super::run::{PrivacySpent, Run};
+use super::settings::{RunSettings, run_setters};
+use crate::accounting::{Accountant, Method, PrivacyEvent, Releases};
+use crate::error::{Error, Result};
+use crate::models::Model;
+use crate::noise::Noise;
+
+/// DP HMC (thesis Chapter 4): noisy clipped gradients and a noisy clipped log-likelihood ratio.
+///
+/// ```
+/// # fn main() -> dp_mcmc::Result<()> {
+/// use dp_mcmc::samplers::DpHmc;
+/// # use dp_mcmc::models::Model;
+/// # struct Normal1(Vec<f64>);
+/// # impl Model for Normal1 {
+/// #     fn dim(&self) -> usize { 1 }
+/// #     fn n_rows(&self) -> usize { self.0.len() }
+/// #     fn log_prior(&self, t: &[f64]) -> f64 { -0.5 * t[0] * t[0] / 100.0 }
+/// #     fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) { g[0] = -t[0] / 100.0 }
+/// #     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 { -0.5 * (self.0[j] - t[0]).powi(2) }
+/// #     fn has_gradient(&self) -> bool { true }
+/// #     fn grad_log_lik_row(&self, t: &[f64], j: usize, g: &mut [f64]) -> dp_mcmc::Result<()> { g[0] = self.0[j] - t[0]; Ok(()) }
+/// # }
+/// let model = Normal1((0..1000).map(|i| (i % 7) as f64 / 7.0).collect());
+/// let run = DpHmc::builder()
+///     .tau_l(0.5).tau_g(1.0).leapfrog_steps(5).step_size(0.005).clip_bound(2.0).grad_clip_bound(2.0)
+///     .epsilon(4.0).delta(1e-5).chains(2).seed(3).start(vec![0.5])
+///     .run(&model)?;
+/// assert!(run.iterations > 0);
+///
+/// let err = DpHmc::builder().mass(vec![0.0]).iterations(5).start(vec![0.0]).run(&model);
+/// assert!(err.unwrap_err().to_string().contains("mass"));
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DpHmc {
+    /// Log-likelihood-ratio noise scale τ_l.
+    pub tau_l: f64,
+    /// Gradient noise scale τ_g.
+    pub tau_g: f64,
+    /// Leapfrog steps L.
+    pub leapfrog_steps: usize,
+    /// Step size η.
+    pub step_size: f64,
+    /// Diagonal mass matrix (`None`: identity).
+    pub mass: Option<Vec<f64>>,
+    /// Ratio clip bound b_l per unit distance.
+    pub clip_bound: f64,
+    /// Per-row gradient clip bound b_g.
+    pub grad_clip_bound: f64,
+    /// Fresh (default) or re-used initial gradient.
+    pub gradient: GradientMode,
+    /// Accountant for Algorithm 2 (tight PLD, Theorem 12, by default; with discrete noise
+    /// always zCDP with the CKS20 conversion).
+    pub accountant: Method,
+    /// Noise of the log-likelihood-ratio test (gradients stay continuous Gaussians).
+    #[serde(default)]
+    pub noise: Noise,
+    /// Run settings.
+    pub run: RunSettings,
+}
+
+impl Default for DpHmc {
+    fn default() -> Self {
+        DpHmc {
+            tau_l: 0.1,
+            tau_g: 0.4,
+            leapfrog_steps: 10,
+            step_size: 0.0005,
+            mass: None,
+            clip_bound: 2.0,
+            grad_clip_bound: 1.0,
+            gradient: GradientMode::Fresh,
+            accountant: Method::Pld,
+            noise: Noise::Gaussian,
+            run: RunSettings::default(),
+        }
+    }
+}
+
+run_setters!(DpHmc);
+
+impl DpHmc {
+    /// Defaults: the thesis' easy-2d tuning (τ_l 0.1, τ_g 0.4, L 10, η 5e-4, b_l 2, b_g 1).
+    pub fn builder() -> Self {
+        Self::default()
+    }
+    /// Ratio noise scale τ_l.
+    #[must_use]
+    pub fn tau_l(mut self, v: f64) -> Self {
+        self.tau_l = v;
+        self
+    }
+    /// Gradient noise scale τ_g.
+    #[must_use]
+    pub fn tau_g(mut self, v: f64) -> Self {
+        self.tau_g = v;
+        self
+    }
+    /// Leapfrog steps L.
+    #[must_use]
+    pub fn leapfrog_steps(mut self, l: usize) -> Self {
+        self.leapfrog_steps = l;
+        self
+    }
+    /// Leapfrog step size η.
+    #[must_use]
+    pub fn step_size(mut self, eta: f64) -> Self {
+        self.step_size = eta;
+        self
+    }
+    /// Diagonal mass matrix.
+    #[must_use]
+    pub fn mass(mut self, m: Vec<f64>) -> Self {
+        self.mass = Some(m);
+        self
+    }
+    /// Ratio clip bound b_l.
+    #[must_use]
+    pub fn clip_bound(mut self, b: f64) -> Self {
+        self.clip_bound = b;
+        self
+    }
+    /// Gradient clip bound b_g.
+    #[must_use]
+    pub fn grad_clip_bound(mut self, b: f64) -> Self {
+        self.grad_clip_bound = b;
+        self
+    }
+    /// Fresh (default) or re-used gradient (March thesis variant).
+    #[must_use]
+    pub fn gradient(mut self, g: GradientMode) -> Self {
+        self.gradient = g;
+        self
+    }
+    /// Accountant used by Algorithm 2.
+    #[must_use]
+    pub fn accountant(mut self, a: Method) -> Self {
+        self.accountant = a;
+        self
+    }
+
+    /// Noise of the log-likelihood-ratio test: [`Noise::Gaussian`] (default) or exact
+    /// discrete Gaussian noise. The gradients stay continuous Gaussians (floating point).
+    #[must_use]
+    pub fn noise(mut self, noise: Noise) -> Self {
+        self.noise = noise;
+        self
+    }
+
+    /// The validated kernel for `model`.
+    pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<HmcKernel> {
+        let mass = self.mass.clone().unwrap_or_else(|| vec![1.0; model.dim()]);
+        let lattice = self.noise.lattice()?;
+        HmcKernel::new(
+            self.leapfrog_steps,
+            self.step_size,
+            mass,
+            Some(self.clip_bound),
+            Some(HmcNoise {
+                tau_l: self.tau_l,
+                tau_g: self.tau_g,
+                grad_clip: self.grad_clip_bound,
+            }),
+            self.gradient,
+        )
+        .map(|k| k.with_lattice(lattice))
+    }
+
+    /// Iterations per chain and the privacy they spend.
+    pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
+        let plan = plan(self, &self.run, n_rows)?;
+        Ok((plan.iterations, plan.planned().clone()))
+    }
+
+    /// Run the chains.
+    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+        let kernel = self.kernel(model)?;
+        let plan = plan(self, &self.run, model.n_rows())?;
+        finish(&kernel, model, &self.run, self, Some(plan))
+    }
+}
+
+impl PrivacyCost for DpHmc {
+    /// Per iteration: the clipped log-likelihood ratio (noise multiplier `τ_l√n`; a zCDP event
+    /// with discrete noise) and the noisy clipped gradients (noise multiplier `τ_g√n`, always
+    /// continuous): `L + 1` fresh gradients per iteration, or with gradient re-use `L` per
+    /// iteration plus the initial one once per chain (thesis Theorems 11/12, THESIS-NOTES §3).
+    fn releases(&self, n: u64) -> Result<Releases> {
+        let ratio = gaussian_release("tau_l", self.tau_l, n, self.noise.is_discrete())?;
+        let gradient = gaussian_release("tau_g", self.tau_g, n, false)?;
+        let l = check_leapfrog_steps(self.leapfrog_steps)?;
+        Ok(match self.gradient {
+            GradientMode::Fresh => {
+                Releases::per_iteration(PrivacyEvent::compose(vec![ratio, gradient.repeat(l + 1)]))
+            }
+            GradientMode::Reuse => Releases::per_iteration(PrivacyEvent::compose(vec![
+                ratio,
+                gradient.clone().repeat(l),
+            ]))
+            .with_once_per_chain(gradient),
+        })
+    }
+    fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
+        full_data_accountant(self.accountant, self.noise.is_discrete())
+    }
+    fn accountant_label(&self) -> &'static str {
+        full_data_label(self.accountant, self.noise.is_discrete())
+    }
+}
+
+fn check_leapfrog_steps(l: usize) -> Result<u64> {
+    if l == 0 {
+        return Err(Error::invalid("leapfrog_steps", 0, "must be at least 1"));
+    }
+    u32::try_from(l)
+        .map(u64::from)
+        .map_err(|_| Error::invalid("leapfrog_steps", l, "is too large"))
+}

@@ -1,0 +1,138 @@
+//! DP penalty (thesis §3.1-3.2): the builder, its privacy cost, and the kernel
+//! ([`DpPenaltyKernel`]).
+
+mod kernel;
+
+pub use kernel::DpPenaltyKernel;
+
+use serde::{Deserialize, Serialize};
+
+use super::driver::finish;
+use super::privacy::{PrivacyCost, full_data_accountant, full_data_label, gaussian_release, plan};
+use super::proposal::{ProposalKind, StepSize};
+use super::run::{PrivacySpent, Run};
+use super::settings::{RunSettings, penalty_setters, run_setters};
+use crate::accounting::{Accountant, Method, Releases};
+use crate::error::Result;
+use crate::models::Model;
+use crate::noise::Noise;
+
+/// DP penalty (thesis §3.1-3.2) with full, one-component (OCU) or guided-walk (GWMH) proposals.
+///
+/// ```
+/// # fn main() -> dp_mcmc::Result<()> {
+/// use dp_mcmc::samplers::DpPenalty;
+/// # use dp_mcmc::models::Model;
+/// # struct Normal1(Vec<f64>);
+/// # impl Model for Normal1 {
+/// #     fn dim(&self) -> usize { 1 }
+/// #     fn n_rows(&self) -> usize { self.0.len() }
+/// #     fn log_prior(&self, t: &[f64]) -> f64 { -0.5 * t[0] * t[0] / 100.0 }
+/// #     fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) { g[0] = -t[0] / 100.0 }
+/// #     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 { -0.5 * (self.0[j] - t[0]).powi(2) }
+/// # }
+/// let model = Normal1((0..1000).map(|i| (i % 7) as f64 / 7.0).collect());
+/// let run = DpPenalty::builder()
+///     .tau(0.5).clip_bound(2.0).proposal_sd(0.05)
+///     .epsilon(4.0).delta(1e-5).chains(2).seed(1).start(vec![0.5])
+///     .run(&model)?;
+/// assert_eq!(run.chains.len(), 2);
+/// assert!(run.privacy.unwrap().epsilon <= 4.0);
+///
+/// // Bad input is an error naming the parameter:
+/// let err = DpPenalty::builder().tau(-1.0).iterations(10).start(vec![0.0]).run(&model);
+/// assert!(err.unwrap_err().to_string().contains("tau"));
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DpPenalty {
+    /// Noise scale τ (noise std `τ√n·2bΔ`).
+    pub tau: f64,
+    /// Clip bound b per unit distance.
+    pub clip_bound: f64,
+    /// Proposal standard deviation(s).
+    pub proposal_sd: StepSize,
+    /// Full update, OCU or GWMH.
+    pub proposal: ProposalKind,
+    /// Accountant for Algorithm 2 (tight PLD, Theorem 6, by default; with discrete noise
+    /// always zCDP with the CKS20 conversion).
+    pub accountant: Method,
+    /// Continuous (default) or exact discrete Gaussian noise.
+    #[serde(default)]
+    pub noise: Noise,
+    /// Run settings.
+    pub run: RunSettings,
+}
+
+impl Default for DpPenalty {
+    fn default() -> Self {
+        DpPenalty {
+            tau: 0.1,
+            clip_bound: 2.0,
+            proposal_sd: StepSize::Scalar(0.01),
+            proposal: ProposalKind::Full,
+            accountant: Method::Pld,
+            noise: Noise::Gaussian,
+            run: RunSettings::default(),
+        }
+    }
+}
+
+run_setters!(DpPenalty);
+penalty_setters!(DpPenalty);
+
+impl DpPenalty {
+    /// Defaults: τ = 0.1, b = 2, proposal sd 0.01, full update, PLD accountant, 4 chains.
+    pub fn builder() -> Self {
+        Self::default()
+    }
+
+    /// Noise of the penalty test: [`Noise::Gaussian`] (default) or exact discrete Gaussian
+    /// noise, e.g. `.noise(Noise::discrete(-20))` (see [`crate::noise`]).
+    #[must_use]
+    pub fn noise(mut self, noise: Noise) -> Self {
+        self.noise = noise;
+        self
+    }
+
+    /// The validated kernel for `model`.
+    pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpPenaltyKernel> {
+        let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
+        Ok(
+            DpPenaltyKernel::new(self.tau, self.clip_bound, sd, self.proposal)?
+                .with_lattice(self.noise.lattice()?),
+        )
+    }
+
+    /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).
+    pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
+        let plan = plan(self, &self.run, n_rows)?;
+        Ok((plan.iterations, plan.planned().clone()))
+    }
+
+    /// Run the chains.
+    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+        let kernel = self.kernel(model)?;
+        let plan = plan(self, &self.run, model.n_rows())?;
+        finish(&kernel, model, &self.run, self, Some(plan))
+    }
+}
+
+impl PrivacyCost for DpPenalty {
+    /// One release per iteration: the clipped log-likelihood-ratio sum with noise multiplier
+    /// `τ√n` (ρ = 1/(2τ²n), thesis Theorems 5/6); as a zCDP event with discrete noise (CKS20).
+    fn releases(&self, n: u64) -> Result<Releases> {
+        Ok(Releases::per_iteration(gaussian_release(
+            "tau",
+            self.tau,
+            n,
+            self.noise.is_discrete(),
+        )?))
+    }
+    fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
+        full_data_accountant(self.accountant, self.noise.is_discrete())
+    }
+    fn accountant_label(&self) -> &'static str {
+        full_data_label(self.accountant, self.noise.is_discrete())
+    }
+}

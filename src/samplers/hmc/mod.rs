@@ -1,0 +1,120 @@
+//! HMC: the non-private baseline's builder, and the kernel ([`HmcKernel`]) it shares with DP
+//! HMC (which adds [`HmcNoise`]).
+
+mod kernel;
+
+pub use kernel::{GradientMode, HmcKernel, HmcNoise};
+
+use serde::{Deserialize, Serialize};
+
+use super::driver::finish;
+use super::proposal::ClipDistance;
+use super::run::Run;
+use super::settings::{RunSettings, run_setters};
+use crate::error::Result;
+use crate::models::Model;
+
+/// HMC (non-private baseline), optionally with clipped per-row ratios in ΔH. Uses gradient
+/// re-use (exact gradients, so this is ordinary HMC) as the thesis' clipping study does.
+///
+/// ```
+/// # fn main() -> dp_mcmc::Result<()> {
+/// use dp_mcmc::samplers::Hmc;
+/// # use dp_mcmc::models::Model;
+/// # struct Normal1(Vec<f64>);
+/// # impl Model for Normal1 {
+/// #     fn dim(&self) -> usize { 1 }
+/// #     fn n_rows(&self) -> usize { self.0.len() }
+/// #     fn log_prior(&self, t: &[f64]) -> f64 { -0.5 * t[0] * t[0] / 100.0 }
+/// #     fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) { g[0] = -t[0] / 100.0 }
+/// #     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 { -0.5 * (self.0[j] - t[0]).powi(2) }
+/// #     fn has_gradient(&self) -> bool { true }
+/// #     fn grad_log_lik_row(&self, t: &[f64], j: usize, g: &mut [f64]) -> dp_mcmc::Result<()> { g[0] = self.0[j] - t[0]; Ok(()) }
+/// # }
+/// let model = Normal1(vec![0.1, -0.3, 0.7]);
+/// let run = Hmc::builder().step_size(0.2).leapfrog_steps(5).iterations(100).start(vec![0.0]).run(&model)?;
+/// assert!(run.acceptance()[0] > 0.5);
+/// assert!(Hmc::builder().step_size(0.0).iterations(1).start(vec![0.0]).run(&model).is_err());
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Hmc {
+    /// Leapfrog steps L.
+    pub leapfrog_steps: usize,
+    /// Step size η.
+    pub step_size: f64,
+    /// Diagonal mass matrix (`None`: identity).
+    pub mass: Option<Vec<f64>>,
+    /// Ratio clip bound per unit distance (`None`: exact HMC).
+    pub clip_bound: Option<f64>,
+    /// Distance scaling the clip bound.
+    pub clip_distance: ClipDistance,
+    /// Run settings.
+    pub run: RunSettings,
+}
+
+impl Default for Hmc {
+    fn default() -> Self {
+        Hmc {
+            leapfrog_steps: 15,
+            step_size: 0.001,
+            mass: None,
+            clip_bound: None,
+            clip_distance: ClipDistance::L2,
+            run: RunSettings::default(),
+        }
+    }
+}
+
+run_setters!(Hmc);
+
+impl Hmc {
+    /// Defaults: L = 15, η = 0.001, identity mass, no clipping.
+    pub fn builder() -> Self {
+        Self::default()
+    }
+    /// Leapfrog steps L.
+    #[must_use]
+    pub fn leapfrog_steps(mut self, l: usize) -> Self {
+        self.leapfrog_steps = l;
+        self
+    }
+    /// Step size η.
+    #[must_use]
+    pub fn step_size(mut self, eta: f64) -> Self {
+        self.step_size = eta;
+        self
+    }
+    /// Diagonal mass matrix.
+    #[must_use]
+    pub fn mass(mut self, m: Vec<f64>) -> Self {
+        self.mass = Some(m);
+        self
+    }
+    /// Clip per-row ratios at `b·dist(θ, θ')`.
+    #[must_use]
+    pub fn clip_bound(mut self, b: f64) -> Self {
+        self.clip_bound = Some(b);
+        self
+    }
+    /// Distance scaling the clip bound.
+    #[must_use]
+    pub fn clip_distance(mut self, d: ClipDistance) -> Self {
+        self.clip_distance = d;
+        self
+    }
+    /// Run the chains.
+    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+        let mass = self.mass.clone().unwrap_or_else(|| vec![1.0; model.dim()]);
+        let kernel = HmcKernel::new(
+            self.leapfrog_steps,
+            self.step_size,
+            mass,
+            self.clip_bound,
+            None,
+            GradientMode::Reuse,
+        )?
+        .with_clip_distance(self.clip_distance);
+        finish(&kernel, model, &self.run, self, None)
+    }
+}
