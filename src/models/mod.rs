@@ -12,7 +12,9 @@
 //! - [`CircleModel`] (flat prior, ring-shaped posterior);
 //! - [`LogisticModel`] (Yildirim & Ermis' logistic regression, per-row Lipschitz bound);
 //! - [`CustomModel`] from closures, or any type implementing [`Model`];
-//! - [`Experiment`]: the eight Table 5.1 presets, building an [`ExperimentModel`].
+//! - [`Experiment`]: the eight Table 5.1 presets, building an [`ExperimentModel`];
+//! - [`testing::IsotropicGaussian`]: a tiny model with a closed-form posterior for tests and
+//!   doctests.
 //!
 //! The thesis models store their data column-major ([`ColumnData`]) and override the chunk
 //! methods: a one-coordinate update touches only the columns whose likelihood mean changed.
@@ -53,6 +55,7 @@ mod experiments;
 mod gaussian;
 mod linear;
 mod logistic;
+pub mod testing;
 
 pub use banana::{BananaModel, BananaParams, BananaPosterior};
 pub use circle::CircleModel;
