@@ -16,7 +16,7 @@ use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::Method;
 use crate::error::{Error, Result};
 use crate::models::Model;
-use crate::noise::Noise;
+use crate::noise::{Noise, RngMode};
 
 /// Assemble a [`Run`] from finished chains.
 pub(super) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
@@ -37,7 +37,11 @@ pub(super) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
         chains,
         privacy,
         seed: run.seed,
-        rng: if run.secure_rng { "secure" } else { "seeded" },
+        rng: if run.secure_rng {
+            RngMode::Secure
+        } else {
+            RngMode::Seeded
+        },
         settings: serde_json::to_value(settings).unwrap_or(serde_json::Value::Null),
         wall_seconds: t0.elapsed().as_secs_f64(),
         version: env!("CARGO_PKG_VERSION"),
