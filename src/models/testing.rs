@@ -51,7 +51,7 @@ impl IsotropicGaussian {
     /// `d = 0`, no rows, a length that is not a multiple of `d`, or a non-finite value.
     pub fn new(rows: Vec<f64>, d: usize) -> Result<Self> {
         check::at_least_one("d", d)?;
-        if rows.is_empty() || rows.len() % d != 0 {
+        if rows.is_empty() || !rows.len().is_multiple_of(d) {
             return Err(Error::invalid(
                 "rows",
                 rows.len(),
