@@ -70,5 +70,5 @@ pub use model::DirichletMultinomial;
 pub use smooth_sensitivity::{SensitivityScope, gamma, local_sensitivity, smooth_sensitivity};
 pub use study::{
     ErrorSample, ErrorSummary, ExperimentResult, MechanismKind, PriorExperiment, SizeExperiment,
-    crossover,
+    StudySettings, crossover,
 };
