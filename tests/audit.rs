@@ -258,6 +258,17 @@ fn clopper_pearson_matches_scipy() {
     assert!(l <= want && l >= want * (1.0 - 1e-8), "{l} vs {want}");
 }
 
+/// The standardised DP penalty release of one step from `θ₀ = 0` to `θ'`:
+/// `S = (log α + σ²/2 − N·bΔ)/σ` with `Δ = |θ'|`, `σ = τ√N·2bΔ` (the noise on the clipped
+/// sum of `N` rows, each clipped to `bΔ`).
+fn penalty_statistic(tau: f64, clip: f64) -> impl Fn(f64, f64) -> f64 {
+    move |la, th| {
+        let bound = clip * th.abs();
+        let sd = tau * (N as f64).sqrt() * 2.0 * bound;
+        (la + 0.5 * sd * sd - N as f64 * bound) / sd
+    }
+}
+
 /// DP penalty (full update): `ξ ~ N(0, (τ√n·2bΔ)²)` on the clipped sum, tight Gaussian PLD
 /// charge `μ = 1/(2τ²n)`. `S = (log α + σ²/2 − n·bΔ)/σ` is `N(0, 1)` on `D` and
 /// `N(−1/(τ√n), 1)` on `D'`. Draws: 2 × `DRAWS` per kernel, α = `ALPHA`, 65 thresholds.
@@ -276,11 +287,14 @@ fn dp_penalty_step_is_within_its_pld_charge() {
     let pair = WorstCase::pair(R, 0.0, 1);
     let run = |tau: f64| {
         let kernel = sampler.clone().tau(tau).kernel(&pair.0).unwrap();
-        audit_kernel(&kernel, &pair, 11, &unit_grid(), spent.delta, |la, th| {
-            let bound = clip * th.abs();
-            let sd = tau * (N as f64).sqrt() * 2.0 * bound;
-            (la + 0.5 * sd * sd - N as f64 * bound) / sd
-        })
+        audit_kernel(
+            &kernel,
+            &pair,
+            11,
+            &unit_grid(),
+            spent.delta,
+            penalty_statistic(tau, clip),
+        )
     };
     let zcdp = sampler
         .clone()
@@ -441,11 +455,14 @@ fn dp_hmc_ratio_release_is_within_its_charge() {
     let pair = WorstCase::pair(R, 0.0, 1);
     let run = |tau_l: f64| {
         let kernel = sampler.clone().tau_l(tau_l).kernel(&pair.0).unwrap();
-        audit_kernel(&kernel, &pair, 15, &unit_grid(), spent.delta, |la, th| {
-            let bound = clip * th.abs();
-            let sd = tau_l * n.sqrt() * 2.0 * bound;
-            (la + 0.5 * sd * sd - n * bound) / sd
-        })
+        audit_kernel(
+            &kernel,
+            &pair,
+            15,
+            &unit_grid(),
+            spent.delta,
+            penalty_statistic(tau_l, clip),
+        )
     };
     let zcdp = sampler
         .clone()
