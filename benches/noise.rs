@@ -5,8 +5,12 @@
 //! draw), of one continuous `StandardNormal` draw for comparison, and the time per easy-2d
 //! DP penalty iteration with continuous vs discrete noise (target overhead < 5 %).
 
+mod common;
+
 use std::hint::black_box;
 use std::time::Instant;
+
+use common::time;
 
 use dp_mcmc::experiments::{Sampler, SamplerKind};
 use dp_mcmc::models::{Experiment, Model};
@@ -14,21 +18,6 @@ use dp_mcmc::noise::{DiscreteGaussian, Lattice, Noise};
 use dp_mcmc::rng::chain_rng;
 use dp_mcmc::samplers::Kernel;
 use rand_distr::{Distribution, StandardNormal};
-
-/// Median over `reps` repetitions of the mean time (seconds) of `iters` calls of `f`.
-fn time(reps: usize, iters: usize, mut f: impl FnMut()) -> f64 {
-    let mut v: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                f();
-            }
-            t.elapsed().as_secs_f64() / iters as f64
-        })
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v[reps / 2]
-}
 
 fn main() {
     println!("== exact discrete Gaussian draws ==");

@@ -6,28 +6,16 @@
 //! and to the thesis' own code measured on this machine at ε = 4 (DP penalty 1.3 ms/iter on
 //! easy-2d and 31 ms on gauss-30d, DP HMC 29 ms on easy-2d).
 
+mod common;
+
 use std::hint::black_box;
-use std::time::Instant;
+
+use common::time;
 
 use dp_mcmc::models::{Experiment, ExperimentModel, Model};
 use dp_mcmc::rng::chain_rng;
 use dp_mcmc::samplers::pass::CHUNK;
 use dp_mcmc::samplers::{DpBarker, DpHmc, DpPenalty, Kernel, MinibatchPenalty};
-
-/// Median over `reps` repetitions of the mean time (seconds) of `iters` calls of `f`.
-fn time(reps: usize, iters: usize, mut f: impl FnMut()) -> f64 {
-    let mut v: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            for _ in 0..iters {
-                f();
-            }
-            t.elapsed().as_secs_f64() / iters as f64
-        })
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v[reps / 2]
-}
 
 /// Time per step of `kernel` on `model` from `theta0`.
 fn time_kernel<K: Kernel>(

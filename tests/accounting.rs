@@ -639,6 +639,11 @@ fn errors_name_the_parameter() {
     assert!(err.contains("PoissonSampled"), "{err}");
 }
 
+/// [`cli`] with the arguments of `line` (split at spaces).
+fn cli_line(line: &str) -> (i32, serde_json::Value, String) {
+    cli(&line.split(' ').collect::<Vec<_>>())
+}
+
 fn cli(args: &[&str]) -> (i32, serde_json::Value, String) {
     // DP_MCMC_BIN: override for shared target directories where another checkout may have
     // rebuilt target/debug/dp-mcmc in the meantime; CI uses cargo's binary.
@@ -658,102 +663,49 @@ fn cli(args: &[&str]) -> (i32, serde_json::Value, String) {
 
 #[test]
 fn cli_iterations() {
-    let base = [
-        "iterations",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-6",
-        "--n",
-        "100000",
-    ];
-    let run = |extra: &[&str]| {
-        let mut a = base.to_vec();
-        a.extend_from_slice(extra);
-        cli(&a)
+    let run = |extra: &str| {
+        cli_line(&format!(
+            "iterations --epsilon 1 --delta 1e-6 --n 100000 {extra}"
+        ))
     };
     // tests/data/thesis/iterations_per_experiment.csv (easy-2d, ε = 1)
-    let (c, v, _) = run(&[
-        "--algorithm",
-        "dp-penalty",
-        "--accountant",
-        "pld",
-        "--tau",
-        "0.1",
-    ]);
+    let (c, v, _) = run("--algorithm dp-penalty --accountant pld --tau 0.1");
     assert_eq!((c, v["iterations"].as_u64()), (0, Some(56)));
-    let (_, v, _) = run(&[
-        "--algorithm",
-        "dp-penalty",
-        "--accountant",
-        "zcdp",
-        "--tau",
-        "0.1",
-    ]);
+    let (_, v, _) = run("--algorithm dp-penalty --accountant zcdp --tau 0.1");
     assert_eq!(v["iterations"], 34);
-    let hmc = [
-        "--algorithm",
-        "dp-hmc",
-        "--accountant",
-        "pld",
-        "--tau-l",
-        "0.1",
-        "--tau-g",
-        "0.4",
-        "--leapfrog-steps",
-        "10",
-    ];
-    let (_, v, _) = run(&hmc);
+    let hmc = "--algorithm dp-hmc --accountant pld --tau-l 0.1 --tau-g 0.4 --leapfrog-steps 10";
+    let (_, v, _) = run(hmc);
     assert_eq!(v["iterations"], 33);
-    let mut reuse = hmc.to_vec();
-    reuse.extend(["--gradient", "reuse"]);
-    assert_eq!(run(&reuse).1["iterations"], 34);
-    let mb = [
-        "--algorithm",
-        "minibatch-penalty",
-        "--tau",
-        "2.0",
-        "--batch-size",
-        "1000",
-    ];
-    let mut rdp = mb.to_vec();
-    rdp.extend(["--accountant", "rdp", "--thesis-compatible"]);
-    assert_eq!(run(&rdp).1["iterations"], 64); // tempered-2d mdppa rdp ε=1 (thesis code)
-    rdp.pop();
+    assert_eq!(run(&format!("{hmc} --gradient reuse")).1["iterations"], 34);
+    let mb = "--algorithm minibatch-penalty --tau 2.0 --batch-size 1000";
+    let rdp = format!("{mb} --accountant rdp");
+    // tempered-2d mdppa rdp ε=1 (thesis code)
+    assert_eq!(
+        run(&format!("{rdp} --thesis-compatible")).1["iterations"],
+        64
+    );
     assert_eq!(run(&rdp).1["iterations"], 60); // corrected (THESIS-NOTES §6)
-    let mut fa = mb.to_vec();
-    fa.extend(["--accountant", "fourier"]);
-    let (c, v, _) = run(&fa);
+    let (c, v, _) = run(&format!("{mb} --accountant fourier"));
     assert_eq!((c, v["iterations"].as_u64()), (0, Some(264))); // tempered-2d mdppa fa ε=1
     assert!(v["achieved_delta"].as_f64().unwrap() < 1e-6);
-    let (_, v, _) = run(&["--algorithm", "dp-barker", "--batch-size", "1300"]);
+    let (_, v, _) = run("--algorithm dp-barker --batch-size 1300");
     assert_eq!(
         (v["iterations"].as_u64(), v["accountant"].as_str()),
         (Some(106), Some("rdp"))
     );
     // errors: non-zero exit, one line naming the flag
     for (extra, flag) in [
-        (&["--algorithm", "dp-penalty"][..], "--tau"),
+        ("--algorithm dp-penalty", "--tau"),
         (
-            &["--algorithm", "dp-hmc", "--tau-l", "0.1", "--tau-g", "0.4"][..],
+            "--algorithm dp-hmc --tau-l 0.1 --tau-g 0.4",
             "--leapfrog-steps",
         ),
         (
-            &[
-                "--algorithm",
-                "dp-penalty",
-                "--tau",
-                "0.1",
-                "--accountant",
-                "rdp",
-            ][..],
+            "--algorithm dp-penalty --tau 0.1 --accountant rdp",
             "--accountant",
         ),
-        (
-            &["--algorithm", "minibatch-penalty", "--tau", "0.7"][..],
-            "--batch-size",
-        ),
-        (&["--algorithm", "dp-penalty", "--tau", "-1"][..], "--tau"),
+        ("--algorithm minibatch-penalty --tau 0.7", "--batch-size"),
+        ("--algorithm dp-penalty --tau -1", "--tau"),
     ] {
         let (c, v, err) = run(extra);
         assert_ne!(c, 0, "{extra:?}");
@@ -768,86 +720,30 @@ fn cli_iterations() {
 #[test]
 fn cli_delta_epsilon() {
     // gauss_pld_04: σ = 1, ε = 10 → 9.8127058268469559e-23 (mpmath)
-    let (c, v, _) = cli(&[
-        "delta",
-        "--accountant",
-        "pld",
-        "--noise-multiplier",
-        "1",
-        "--steps",
-        "1",
-        "--epsilon",
-        "10",
-    ]);
+    let (c, v, _) = cli_line("delta --accountant pld --noise-multiplier 1 --steps 1 --epsilon 10");
     assert_eq!(c, 0);
     assert!((v["delta"].as_f64().unwrap() / 9.8127058268469559e-23 - 1.0).abs() < 1e-9);
     // gauss_pld_eps_01: σ = 1, δ = 1e-5 → 4.3771780956812246
-    let (_, v, _) = cli(&[
-        "epsilon",
-        "--accountant",
-        "pld",
-        "--noise-multiplier",
-        "1",
-        "--steps",
-        "1",
-        "--delta",
-        "1e-5",
-    ]);
+    let (_, v, _) =
+        cli_line("epsilon --accountant pld --noise-multiplier 1 --steps 1 --delta 1e-5");
     assert!((v["epsilon"].as_f64().unwrap() - 4.3771780956812246).abs() < 1e-9);
     // gauss_zcdp_02: σ = 10, k = 100, δ = 1e-5 → 5.2985259121880812
-    let (_, v, _) = cli(&[
-        "epsilon",
-        "--accountant",
-        "zcdp",
-        "--noise-multiplier",
-        "10",
-        "--steps",
-        "100",
-        "--delta",
-        "1e-5",
-    ]);
+    let (_, v, _) =
+        cli_line("epsilon --accountant zcdp --noise-multiplier 10 --steps 100 --delta 1e-5");
     assert!((v["epsilon"].as_f64().unwrap() - 5.2985259121880812).abs() < 1e-11);
     // sub_rdp_wor_eps_01: σ = √0.7, q = 0.01, k = 1000, δ = 1e-6 → 6.101430652196883 (α = 5)
-    let (_, v, _) = cli(&[
-        "epsilon",
-        "--accountant",
-        "rdp",
-        "--noise-multiplier",
-        "0.8366600265340756",
-        "--steps",
-        "1000",
-        "--sampling",
-        "without-replacement",
-        "--q",
-        "0.01",
-        "--delta",
-        "1e-6",
-    ]);
+    let (_, v, _) = cli_line(
+        "epsilon --accountant rdp --noise-multiplier 0.8366600265340756 --steps 1000 --sampling without-replacement --q 0.01 --delta 1e-6",
+    );
     assert!(
         (v["epsilon"].as_f64().unwrap() - 6.101430652196883).abs() < 1e-9,
         "{v}"
     );
     assert_eq!(v["optimal_order"], 5.0);
     // sub_rdp_poi_eps_01 (dp_accounting improved conversion, default orders): 6.712756664482653
-    let (_, v, _) = cli(&[
-        "epsilon",
-        "--accountant",
-        "rdp",
-        "--noise-multiplier",
-        "1",
-        "--steps",
-        "10000",
-        "--sampling",
-        "poisson",
-        "--q",
-        "0.01",
-        "--delta",
-        "1e-5",
-        "--conversion",
-        "improved",
-        "--orders",
-        "dp-accounting",
-    ]);
+    let (_, v, _) = cli_line(
+        "epsilon --accountant rdp --noise-multiplier 1 --steps 10000 --sampling poisson --q 0.01 --delta 1e-5 --conversion improved --orders dp-accounting",
+    );
     assert!(
         (v["epsilon"].as_f64().unwrap() - 6.712756664482653).abs() < 1e-8,
         "{v}"
@@ -858,126 +754,43 @@ fn cli_delta_epsilon() {
         ("fourier", "poisson", 0.010224911209191894),
         ("pld", "without-replacement", 0.1282093857106282),
     ] {
-        let (c, v, _) = cli(&[
-            "delta",
-            "--accountant",
-            acc,
-            "--noise-multiplier",
-            "2",
-            "--steps",
-            "10000",
-            "--sampling",
-            sampling,
-            "--q",
-            "0.01",
-            "--epsilon",
-            "1",
-        ]);
+        let (c, v, _) = cli_line(&format!(
+            "delta --accountant {acc} --noise-multiplier 2 --steps 10000 --sampling {sampling} --q 0.01 --epsilon 1"
+        ));
         assert_eq!(c, 0);
         assert!(
             (v["delta"].as_f64().unwrap() - want).abs() < 1e-7,
             "{acc} {sampling}: {v}"
         );
     }
+    // Each case: the arguments (split at spaces) and the flag the error must name.
     for (args, flag) in [
         (
-            &[
-                "delta",
-                "--accountant",
-                "zcdp",
-                "--noise-multiplier",
-                "1",
-                "--steps",
-                "1",
-                "--epsilon",
-                "1",
-                "--sampling",
-                "poisson",
-                "--q",
-                "0.1",
-            ][..],
+            "delta --accountant zcdp --noise-multiplier 1 --steps 1 --epsilon 1 --sampling poisson --q 0.1",
             "--accountant",
         ),
         (
-            &[
-                "delta",
-                "--accountant",
-                "fourier",
-                "--noise-multiplier",
-                "1",
-                "--steps",
-                "1",
-                "--epsilon",
-                "1",
-            ][..],
+            "delta --accountant fourier --noise-multiplier 1 --steps 1 --epsilon 1",
             "--accountant",
         ),
         (
-            &[
-                "delta",
-                "--accountant",
-                "rdp",
-                "--noise-multiplier",
-                "1",
-                "--steps",
-                "1",
-                "--epsilon",
-                "1",
-                "--sampling",
-                "poisson",
-            ][..],
+            "delta --accountant rdp --noise-multiplier 1 --steps 1 --epsilon 1 --sampling poisson",
             "--q",
         ),
         (
-            &[
-                "delta",
-                "--accountant",
-                "rdp",
-                "--noise-multiplier",
-                "0",
-                "--steps",
-                "1",
-                "--epsilon",
-                "1",
-            ][..],
+            "delta --accountant rdp --noise-multiplier 0 --steps 1 --epsilon 1",
             "--noise-multiplier",
         ),
         (
-            &[
-                "epsilon",
-                "--accountant",
-                "pld",
-                "--noise-multiplier",
-                "1",
-                "--steps",
-                "1",
-                "--delta",
-                "1.5",
-            ][..],
+            "epsilon --accountant pld --noise-multiplier 1 --steps 1 --delta 1.5",
             "--delta",
         ),
         (
-            &[
-                "delta",
-                "--accountant",
-                "rdp",
-                "--noise-multiplier",
-                "1",
-                "--steps",
-                "1",
-                "--epsilon",
-                "1",
-                "--sampling",
-                "poisson",
-                "--q",
-                "0.1",
-                "--relation",
-                "substitute",
-            ][..],
+            "delta --accountant rdp --noise-multiplier 1 --steps 1 --epsilon 1 --sampling poisson --q 0.1 --relation substitute",
             "--relation",
         ),
     ] {
-        let (c, _, err) = cli(args);
+        let (c, _, err) = cli_line(args);
         assert_ne!(c, 0);
         assert!(
             err.contains(flag) && err.trim().lines().count() == 1,

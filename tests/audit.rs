@@ -42,7 +42,7 @@ use dp_mcmc::accounting::{
 use dp_mcmc::models::Model;
 use dp_mcmc::noise::{Lattice, Noise};
 use dp_mcmc::rng::chain_rng;
-use dp_mcmc::samplers::{DpBarker, DpHmc, DpPenalty, Kernel, MinibatchPenalty};
+use dp_mcmc::samplers::{DpBarker, DpHmc, DpPenalty, Kernel, MinibatchPenalty, PrivacySpent};
 
 /// Draws of the release per data set.
 const DRAWS: usize = 100_000;
@@ -258,6 +258,47 @@ fn clopper_pearson_matches_scipy() {
     assert!(l <= want && l >= want * (1.0 - 1e-8), "{l} vs {want}");
 }
 
+/// An audit of a DP penalty release (the ratio noise scale `tau`, clip bound `clip`) on the
+/// worst-case pair `WorstCase::pair(R, 0, 1)`: the statistic is
+/// `S = (log α + σ²/2 − N·bΔ)/σ` with `Δ = |θ'|`, `σ = τ√N·2bΔ` (the noise on the clipped sum
+/// of `N` rows, each clipped to `bΔ`), `N(0, 1)` on `D` and `N(−1/(τ√N), 1)` on `D'`.
+struct PenaltyAudit {
+    name: &'static str,
+    tau: f64,
+    clip: f64,
+    seed: u64,
+}
+
+impl PenaltyAudit {
+    /// Audits the kernel `kernel_at(τ, D)` at `tau` (must stay within the charge `spent`)
+    /// and at `tau/2` (must exceed it); `zcdp` is zCDP's ε for the same run, for the report.
+    fn check<K: Kernel>(
+        &self,
+        spent: &PrivacySpent,
+        zcdp: f64,
+        kernel_at: impl Fn(f64, &WorstCase) -> K,
+    ) {
+        let pair = WorstCase::pair(R, 0.0, 1);
+        let run = |tau: f64| {
+            let clip = self.clip;
+            let stat = move |la: f64, th: f64| {
+                let bound = clip * th.abs();
+                let sd = tau * (N as f64).sqrt() * 2.0 * bound;
+                (la + 0.5 * sd * sd - N as f64 * bound) / sd
+            };
+            let kernel = kernel_at(tau, &pair.0);
+            audit_kernel(&kernel, &pair, self.seed, &unit_grid(), spent.delta, stat)
+        };
+        check(
+            self.name,
+            spent.epsilon,
+            &[("zCDP", zcdp)],
+            &run(self.tau),
+            &run(self.tau / 2.0),
+        );
+    }
+}
+
 /// DP penalty (full update): `ξ ~ N(0, (τ√n·2bΔ)²)` on the clipped sum, tight Gaussian PLD
 /// charge `μ = 1/(2τ²n)`. `S = (log α + σ²/2 − n·bΔ)/σ` is `N(0, 1)` on `D` and
 /// `N(−1/(τ√n), 1)` on `D'`. Draws: 2 × `DRAWS` per kernel, α = `ALPHA`, 65 thresholds.
@@ -273,29 +314,21 @@ fn dp_penalty_step_is_within_its_pld_charge() {
     let (_, spent) = sampler.budget(N).unwrap();
     let mu = 1.0 / (2.0 * tau * tau * N as f64);
     assert_eq!(spent.epsilon, pld_epsilon(mu, spent.delta).unwrap());
-    let pair = WorstCase::pair(R, 0.0, 1);
-    let run = |tau: f64| {
-        let kernel = sampler.clone().tau(tau).kernel(&pair.0).unwrap();
-        audit_kernel(&kernel, &pair, 11, &unit_grid(), spent.delta, |la, th| {
-            let bound = clip * th.abs();
-            let sd = tau * (N as f64).sqrt() * 2.0 * bound;
-            (la + 0.5 * sd * sd - N as f64 * bound) / sd
-        })
-    };
     let zcdp = sampler
         .clone()
         .accountant(Method::Zcdp)
         .budget(N)
         .unwrap()
-        .1
-        .epsilon;
-    check(
-        "dp-penalty",
-        spent.epsilon,
-        &[("zCDP", zcdp)],
-        &run(tau),
-        &run(tau / 2.0),
-    );
+        .1;
+    let audit = PenaltyAudit {
+        name: "dp-penalty",
+        tau,
+        clip,
+        seed: 11,
+    };
+    audit.check(&spent, zcdp.epsilon, |t, m| {
+        sampler.clone().tau(t).kernel(m).unwrap()
+    });
 }
 
 /// DP penalty with exact discrete Gaussian noise on `2⁻¹⁰ℤ`: each step is `1/(2τ²n)`-zCDP,
@@ -438,29 +471,21 @@ fn dp_hmc_ratio_release_is_within_its_charge() {
     let n = N as f64;
     let mu = 1.0 / (2.0 * tau_l * tau_l * n) + 2.0 / (2.0 * 1e6 * n);
     assert_eq!(spent.epsilon, pld_epsilon(mu, spent.delta).unwrap());
-    let pair = WorstCase::pair(R, 0.0, 1);
-    let run = |tau_l: f64| {
-        let kernel = sampler.clone().tau_l(tau_l).kernel(&pair.0).unwrap();
-        audit_kernel(&kernel, &pair, 15, &unit_grid(), spent.delta, |la, th| {
-            let bound = clip * th.abs();
-            let sd = tau_l * n.sqrt() * 2.0 * bound;
-            (la + 0.5 * sd * sd - n * bound) / sd
-        })
-    };
     let zcdp = sampler
         .clone()
         .accountant(Method::Zcdp)
         .budget(N)
         .unwrap()
-        .1
-        .epsilon;
-    check(
-        "dp-hmc ratio",
-        spent.epsilon,
-        &[("zCDP", zcdp)],
-        &run(tau_l),
-        &run(tau_l / 2.0),
-    );
+        .1;
+    let audit = PenaltyAudit {
+        name: "dp-hmc ratio",
+        tau: tau_l,
+        clip,
+        seed: 15,
+    };
+    audit.check(&spent, zcdp.epsilon, |t, m| {
+        sampler.clone().tau_l(t).kernel(m).unwrap()
+    });
 }
 
 /// DP HMC's first gradient release `G(θ₀) = Σ clip(∇ℓ_j) + N(0, σ_g²)`, `σ_g = 2τ_g√n·b_g`,

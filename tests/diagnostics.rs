@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use dp_mcmc::frame::diagnostics::{param_draws, read_draws_csv, read_sample_csv, summary};
+use dp_mcmc::frame::diagnostics::{param_draws, read_sample_csv, summary};
+use dp_mcmc::frame::read_csv;
 use dp_mcmc::polars::prelude::*;
 
 use dp_mcmc::diagnostics as dg;
@@ -18,7 +19,7 @@ fn refs() -> Value {
 }
 
 /// Minimal CSV parser for the reference files (header + numbers), independent of polars.
-fn read_csv(file: &str) -> (Vec<String>, Vec<Vec<f64>>) {
+fn read_reference_csv(file: &str) -> (Vec<String>, Vec<Vec<f64>>) {
     let text = std::fs::read_to_string(format!("{REF_DIR}/{file}")).expect("reference CSV");
     let mut lines = text.lines();
     let header: Vec<String> = lines
@@ -36,7 +37,7 @@ fn read_csv(file: &str) -> (Vec<String>, Vec<Vec<f64>>) {
 
 /// Per parameter: one Vec of draws per chain (files are chain-major, draws in order).
 fn draw_sets(file: &str) -> BTreeMap<String, Vec<Vec<f64>>> {
-    let (header, rows) = read_csv(file);
+    let (header, rows) = read_reference_csv(file);
     let mut out = BTreeMap::new();
     for (p, name) in header.iter().enumerate().skip(2) {
         let mut chains: Vec<Vec<f64>> = Vec::new();
@@ -171,8 +172,8 @@ fn draw_sets_match_arviz() {
 }
 
 fn mmd_pair(name: &str) -> (Vec<f64>, Vec<f64>, usize) {
-    let (hx, x) = read_csv(&format!("mmd_{name}_X.csv"));
-    let (hy, y) = read_csv(&format!("mmd_{name}_Y.csv"));
+    let (hx, x) = read_reference_csv(&format!("mmd_{name}_X.csv"));
+    let (hy, y) = read_reference_csv(&format!("mmd_{name}_Y.csv"));
     assert_eq!(hx.len(), hy.len());
     (x.concat(), y.concat(), hx.len())
 }
@@ -337,7 +338,7 @@ fn moments_closed_forms() {
 fn frame_summary_matches_references() {
     let refs = refs();
     let spec = &refs["draw_sets"]["badmix"];
-    let df = read_draws_csv(format!("{REF_DIR}/draws_badmix.csv")).unwrap();
+    let df = read_csv(format!("{REF_DIR}/draws_badmix.csv")).unwrap();
     let s = summary(&df).unwrap();
     let names: Vec<&str> = s
         .column("param")
@@ -365,7 +366,7 @@ fn frame_summary_matches_references() {
         assert!(get("q05").unwrap() < get("q95").unwrap());
     }
     // Warm-up rows (here: a wild first half) are excluded before anything is computed.
-    let onechain = read_draws_csv(format!("{REF_DIR}/draws_edge_onechain.csv")).unwrap();
+    let onechain = read_csv(format!("{REF_DIR}/draws_edge_onechain.csv")).unwrap();
     let x: Vec<f64> = onechain
         .column("x")
         .unwrap()
@@ -436,7 +437,7 @@ fn frame_rejects_malformed_draws() {
 fn sample_csv_reader() {
     let (x, dim) = read_sample_csv(format!("{REF_DIR}/mmd_gauss2d_shift_X.csv")).unwrap();
     assert_eq!((x.len(), dim), (400, 2));
-    let (_, rows) = read_csv("mmd_gauss2d_shift_X.csv");
+    let (_, rows) = read_reference_csv("mmd_gauss2d_shift_X.csv");
     assert_eq!(&x[..2], rows[0].as_slice());
 }
 
@@ -627,22 +628,26 @@ fn mmd_at_thesis_sizes() {
     assert!((r.bandwidth - 20f64.sqrt()).abs() < 0.5, "{}", r.bandwidth);
 }
 
-/// `thesis_metrics` = burn-in rule + the three metrics, composed by hand here.
+/// `sample_metrics` of the kept half (the thesis' burn-in rule) = the three metrics, composed
+/// by hand here.
 #[test]
-fn thesis_metrics_compose_burn_in_and_metrics() {
+fn sample_metrics_of_the_kept_half_are_the_three_metrics() {
     let (x, y, dim) = mmd_pair("gauss2d_shift");
     // Treat X's 200 rows as a chain of k = 199 iterations: kept rows 100..=199.
-    let m = dg::thesis_metrics(&x, &y, dim, 9).unwrap();
     assert_eq!(dg::burn_in_range(199), 100..200);
-    assert_eq!(m.kept_rows, 100);
-    let kept = &x[100 * dim..];
+    let kept = dg::kept_half(&x, dim).unwrap();
+    assert_eq!(kept, &x[100 * dim..]);
+    let m = dg::sample_metrics(kept, &y, dim, 9).unwrap();
     assert_eq!(
         m.mmd,
         Some(dg::mmd_thesis(kept, &y, dim, 9).unwrap().thesis())
     );
-    assert_eq!(m.mean_error, Some(dg::mean_error(kept, &y, dim).unwrap()));
-    assert_eq!(m.cov_error, Some(dg::cov_error(kept, &y, dim).unwrap()));
-    assert!(dg::thesis_metrics(&x, &y[..3], dim, 9).is_err());
+    assert_eq!(m.mean_error, dg::mean_error(kept, &y, dim).unwrap());
+    assert_eq!(m.cov_error, dg::cov_error(kept, &y, dim).unwrap());
+    assert!(dg::sample_metrics(kept, &y[..3], dim, 9).is_err());
+    // A zero heuristic bandwidth (constant samples) leaves the MMD undefined, not an error.
+    let flat = vec![1.0; 20];
+    assert_eq!(dg::sample_metrics(&flat, &flat, 2, 9).unwrap().mmd, None);
 }
 
 /// q05 / q95 are numpy's default (type 7) quantiles of all draws. Reference: the textbook

@@ -530,7 +530,7 @@ fn authors_code_moves_beta_crossover_to_650() -> dp_mcmc::Result<()> {
     assert!((1800.0..1860.0).contains(&x), "our crossover {x}");
     // The authors' sensitivity convention alone does not move it (S = LS near n = 1830).
     let mut scope_only = SizeExperiment::beta_binomial(vec![1800, 1860], 1);
-    scope_only.scope = SensitivityScope::AuthorsCode;
+    scope_only.settings.scope = SensitivityScope::AuthorsCode;
     let x = scope_only.run()?.crossover_n().expect("crosses");
     assert!((1800.0..1860.0).contains(&x), "authors' S only: {x}");
     Ok(())
@@ -611,8 +611,12 @@ fn measure_authors_code() -> dp_mcmc::Result<()> {
             for scope in [SensitivityScope::AllDataSets, SensitivityScope::AuthorsCode] {
                 for laplace in [LaplaceVariant::Continuous, LaplaceVariant::AuthorsCode] {
                     let mut e = SizeExperiment::beta_binomial(sizes.clone(), 1);
-                    (e.utility, e.error_measure, e.scope, e.laplace) =
-                        (utility, error_measure, scope, laplace);
+                    (
+                        e.settings.utility,
+                        e.settings.error_measure,
+                        e.settings.scope,
+                        e.settings.laplace,
+                    ) = (utility, error_measure, scope, laplace);
                     let x = e.run()?.crossover_n();
                     println!(
                         "utility {utility:?}, error {error_measure:?}, S {scope:?}, Laplace {laplace:?}: crossover n ≈ {x:.0?}"
@@ -626,7 +630,7 @@ fn measure_authors_code() -> dp_mcmc::Result<()> {
         ("ours", PriorExperiment::paper(strengths.clone(), 20_000)),
         ("authors' Laplace", {
             let mut e = PriorExperiment::paper(strengths.clone(), 20_000);
-            e.laplace = LaplaceVariant::AuthorsCode;
+            e.settings.laplace = LaplaceVariant::AuthorsCode;
             e
         }),
         (
@@ -817,7 +821,7 @@ fn measure_crossover_and_speed() -> dp_mcmc::Result<()> {
         wide.crossover_n()
     );
     let mut paper = SizeExperiment::beta_binomial((100..=1500).step_by(25).collect(), 1000);
-    paper.scope = SensitivityScope::PaperNeighbours;
+    paper.settings.scope = SensitivityScope::PaperNeighbours;
     let paper = paper.run()?;
     for s in paper.summary.iter().step_by(4) {
         println!(

@@ -4,123 +4,23 @@
 
 use dp_mcmc::diagnostics::mmd_thesis;
 use dp_mcmc::experiments::{Sampler, SamplerKind};
+use dp_mcmc::models::testing::{IsotropicGaussian, check_normal_draws};
 use dp_mcmc::models::{Experiment, Model};
 use dp_mcmc::noise::Noise;
-use dp_mcmc::rng::chain_rng;
 use dp_mcmc::samplers::{DpHmc, DpPenalty, MinibatchPenalty, ProposalKind, Run};
-use rand_distr::{Distribution, StandardNormal};
 
-/// x_j ~ N(θ, I_d), prior N(0, 100·I): posterior N(n x̄/(n + 1/100), 1/(n + 1/100)) per
-/// coordinate (the model of the samplers' own invariance tests).
-struct IsoGauss {
-    d: usize,
-    x: Vec<f64>,
-}
-
-impl IsoGauss {
-    fn new(n: usize, d: usize, seed: u64) -> Self {
-        let mut rng = chain_rng(seed, 99);
-        let x = (0..n * d)
-            .map(|i| {
-                let z: f64 = StandardNormal.sample(&mut rng);
-                (i % d) as f64 * 0.5 + z
-            })
-            .collect();
-        IsoGauss { d, x }
-    }
-    fn posterior(&self) -> (Vec<f64>, f64) {
-        let prec = self.n_rows() as f64 + 0.01;
-        let mean = (0..self.d)
-            .map(|c| self.x.iter().skip(c).step_by(self.d).sum::<f64>() / prec)
-            .collect();
-        (mean, 1.0 / prec)
-    }
-    fn starts(&self, chains: usize, seed: u64) -> Vec<Vec<f64>> {
-        let (mean, var) = self.posterior();
-        let mut rng = chain_rng(seed, 1234);
-        (0..chains)
-            .map(|_| {
-                mean.iter()
-                    .map(|m| {
-                        let z: f64 = StandardNormal.sample(&mut rng);
-                        m + var.sqrt() * z
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-}
-
-impl Model for IsoGauss {
-    fn dim(&self) -> usize {
-        self.d
-    }
-    fn n_rows(&self) -> usize {
-        self.x.len() / self.d
-    }
-    fn log_prior(&self, t: &[f64]) -> f64 {
-        -0.5 * t.iter().map(|v| v * v).sum::<f64>() / 100.0
-    }
-    fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) {
-        for (g, t) in g.iter_mut().zip(t) {
-            *g = -t / 100.0;
-        }
-    }
-    fn log_lik_row(&self, t: &[f64], j: usize) -> f64 {
-        let row = &self.x[j * self.d..(j + 1) * self.d];
-        -0.5 * row
-            .iter()
-            .zip(t)
-            .map(|(x, t)| (x - t) * (x - t))
-            .sum::<f64>()
-    }
-    fn has_gradient(&self) -> bool {
-        true
-    }
-    fn grad_log_lik_row(&self, t: &[f64], j: usize, g: &mut [f64]) -> dp_mcmc::Result<()> {
-        let row = &self.x[j * self.d..(j + 1) * self.d];
-        for ((g, x), t) in g.iter_mut().zip(row).zip(t) {
-            *g = x - t;
-        }
-        Ok(())
-    }
-}
-
-fn std_normal_cdf(x: f64) -> f64 {
-    use statrs::distribution::{ContinuousCDF, Normal};
-    Normal::standard().cdf(x)
-}
-
-/// Chains started at exact posterior draws must still follow the posterior after the run:
-/// per coordinate, the standardized mean of the last positions within 5 s.e. and a
-/// Kolmogorov-Smirnov test at α = 1e-6 (asymptotic critical value).
+/// Chains started at exact posterior draws must still follow the posterior after the run
+/// (the last positions pass `testing::check_normal_draws`: per coordinate, the
+/// mean within 5 s.e. and a Kolmogorov-Smirnov test at α = 1e-6).
 fn assert_invariant(run: &Run, mean: &[f64], var: f64) {
     let d = mean.len();
-    let m = run.chains.len();
-    for (c, &mu) in mean.iter().enumerate() {
-        let mut z: Vec<f64> = run
-            .chains
-            .iter()
-            .map(|ch| (ch.draws[ch.draws.len() - d + c] - mu) / var.sqrt())
-            .collect();
-        let zbar = z.iter().sum::<f64>() / m as f64;
-        assert!(
-            zbar.abs() < 5.0 / (m as f64).sqrt(),
-            "coordinate {c}: mean {zbar}"
-        );
-        z.sort_by(f64::total_cmp);
-        let ks = z
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| {
-                let f = std_normal_cdf(v);
-                (f - i as f64 / m as f64)
-                    .abs()
-                    .max(((i + 1) as f64 / m as f64 - f).abs())
-            })
-            .fold(0.0, f64::max);
-        let crit = ((2.0f64 / 1e-6).ln() / (2.0 * m as f64)).sqrt();
-        assert!(ks < crit, "coordinate {c}: KS {ks} ≥ {crit} (n = {m})");
+    let last: Vec<Vec<f64>> = run
+        .chains
+        .iter()
+        .map(|ch| ch.draws[ch.draws.len() - d..].to_vec())
+        .collect();
+    if let Err(e) = check_normal_draws(&last, mean, var) {
+        panic!("{e}");
     }
 }
 
@@ -130,7 +30,7 @@ const CHAINS: usize = 400;
 fn dp_penalty_with_discrete_noise_keeps_the_posterior() {
     // As the continuous invariance test: b = 20 never binds, so the only perturbation of the
     // target is the lattice rounding, |Δ log ratio| ≤ h/2 = 2^-21 (undetectable here).
-    let model = IsoGauss::new(500, 2, 2);
+    let model = IsotropicGaussian::generate(500, 2, 2);
     let (mean, var) = model.posterior();
     for kind in [ProposalKind::Full, ProposalKind::GuidedWalk] {
         let run = DpPenalty::builder()
@@ -142,7 +42,7 @@ fn dp_penalty_with_discrete_noise_keeps_the_posterior() {
             .chains(CHAINS)
             .iterations(30)
             .seed(7)
-            .starts(model.starts(CHAINS, 7))
+            .starts(model.posterior_draws(CHAINS, 7))
             .progress(false)
             .run(&model)
             .unwrap();
@@ -166,7 +66,7 @@ fn dp_penalty_coarse_lattice_still_keeps_the_posterior() {
     // h = 1/16: noise σ ≈ 1 in the log ratio, rounding error up to 1/32 per move. The penalty
     // identity is exact for every real λ, so the target is only perturbed through the rounding;
     // at this sample size (400 chains) that is below detection.
-    let model = IsoGauss::new(500, 2, 4);
+    let model = IsotropicGaussian::generate(500, 2, 4);
     let (mean, var) = model.posterior();
     let run = DpPenalty::builder()
         .tau(0.05)
@@ -176,7 +76,7 @@ fn dp_penalty_coarse_lattice_still_keeps_the_posterior() {
         .chains(CHAINS)
         .iterations(30)
         .seed(8)
-        .starts(model.starts(CHAINS, 8))
+        .starts(model.posterior_draws(CHAINS, 8))
         .progress(false)
         .run(&model)
         .unwrap();
@@ -185,7 +85,7 @@ fn dp_penalty_coarse_lattice_still_keeps_the_posterior() {
 
 #[test]
 fn dp_hmc_and_minibatch_with_discrete_noise() {
-    let model = IsoGauss::new(500, 2, 3);
+    let model = IsotropicGaussian::generate(500, 2, 3);
     let (mean, var) = model.posterior();
     // τ_l = 0.01 keeps the ratio noise sd near 0.5 (acceptance well above 0); the gradient
     // clip may bind (it only shapes the proposal, fresh-gradient DP HMC stays exact).
@@ -199,7 +99,7 @@ fn dp_hmc_and_minibatch_with_discrete_noise() {
         .chains(CHAINS)
         .iterations(10)
         .seed(13)
-        .starts(model.starts(CHAINS, 13))
+        .starts(model.posterior_draws(CHAINS, 13))
         .progress(false);
     let run = hmc.clone().noise(Noise::discrete(-20)).run(&model).unwrap();
     assert_invariant(&run, &mean, var);
@@ -247,7 +147,7 @@ fn dp_hmc_and_minibatch_with_discrete_noise() {
 
 #[test]
 fn invalid_lattice_is_an_error() {
-    let model = IsoGauss::new(50, 1, 1);
+    let model = IsotropicGaussian::generate(50, 1, 1);
     let err = DpPenalty::builder()
         .noise(Noise::discrete(40))
         .iterations(3)
@@ -259,7 +159,7 @@ fn invalid_lattice_is_an_error() {
 
 #[test]
 fn secure_rng_ignores_the_seed_and_is_recorded() {
-    let model = IsoGauss::new(200, 1, 5);
+    let model = IsotropicGaussian::generate(200, 1, 5);
     let b = || {
         DpPenalty::builder()
             .tau(0.1)
@@ -273,7 +173,7 @@ fn secure_rng_ignores_the_seed_and_is_recorded() {
     };
     let seeded_a = b().run(&model).unwrap();
     let seeded_b = b().noise(Noise::Gaussian).run(&model).unwrap();
-    assert_eq!(seeded_a.rng, "seeded");
+    assert_eq!(seeded_a.rng.to_string(), "seeded");
     // The default is continuous noise and an explicit `Noise::Gaussian` is the same run.
     assert_eq!(seeded_a.chains[0].draws, seeded_b.chains[0].draws);
     let disc = b().noise(Noise::discrete(-20));
@@ -284,7 +184,7 @@ fn secure_rng_ignores_the_seed_and_is_recorded() {
     );
     let secure_a = disc.clone().secure_rng(true).run(&model).unwrap();
     let secure_b = disc.secure_rng(true).run(&model).unwrap();
-    assert_eq!(secure_a.rng, "secure");
+    assert_eq!(secure_a.rng.to_string(), "secure");
     assert_ne!(secure_a.chains[0].draws, secure_b.chains[0].draws);
 }
 

@@ -1299,8 +1299,8 @@ fn diagnostics_never_panic() {
                 sw.call(format!("pooled_median_distance({name}, {d:?})"), || {
                     pooled_median_distance(first, &long, d)
                 });
-                sw.call(format!("thesis_metrics({name}, {d:?})"), || {
-                    thesis_metrics(first, &long, d, 1)
+                sw.call(format!("sample_metrics({name}, {d:?})"), || {
+                    sample_metrics(first, &long, d, 1)
                 });
                 for &b in &ODD_F64 {
                     sw.call(format!("mmd({name}, {d:?}, {b:?})"), || {
@@ -1338,19 +1338,14 @@ fn diagnostics_never_panic() {
 #[test]
 fn loaders_never_panic() {
     use dp_mcmc::frame::data::{
-        column_data_from_csv, logistic_model, numeric_columns, read_csv, row_data,
-        row_data_from_csv,
+        column_data_from_csv, logistic_model, numeric_columns, row_data, row_data_from_csv,
     };
-    use dp_mcmc::frame::diagnostics::{
-        param_draws, read_draws_csv, read_sample_csv, sample_from_frame, summary,
-    };
+    use dp_mcmc::frame::diagnostics::{param_draws, read_sample_csv, sample_from_frame, summary};
+    use dp_mcmc::frame::read_csv;
     let dir = temp_dir("loaders");
     let mut sw = Sweep::default();
     for (name, path) in odd_csvs(&dir) {
         sw.call(format!("read_csv({name})"), || read_csv(&path));
-        sw.call(format!("io read_csv({name})"), || {
-            dp_mcmc::frame::read_csv(&path)
-        });
         for cols in [vec![], vec!["x"], vec!["x", "y"], vec!["nope"]] {
             sw.call(format!("row_data_from_csv({name}, {cols:?})"), || {
                 row_data_from_csv(&path, &cols)
@@ -1359,8 +1354,8 @@ fn loaders_never_panic() {
                 column_data_from_csv(&path, &cols)
             });
         }
-        sw.call(format!("read_draws_csv({name}) + summary"), || {
-            let df = read_draws_csv(&path)?;
+        sw.call(format!("read_csv({name}) + summary"), || {
+            let df = read_csv(&path)?;
             param_draws(&df)?;
             summary(&df)
         });

@@ -1,6 +1,6 @@
 //! MCMC diagnostics on plain slices: R-hat, ESS, MCSE (ArviZ definitions), MMD, mean and
 //! covariance error, acceptance and clip rates, the thesis' burn-in rule and per-chain
-//! metrics ([`thesis_metrics`]).
+//! metrics ([`sample_metrics`]).
 //!
 //! Layout: convergence diagnostics take one slice per chain for one scalar parameter
 //! (`&[&[f64]]`, equal lengths); sample metrics take row-major samples `&[f64]` with a
@@ -34,4 +34,4 @@ pub use moments::{cov_error, mean_error, sample_cov, sample_mean};
 pub use rates::{acceptance_rate, grad_clip_fraction, r_clip_fraction};
 pub use rhat::{rhat, rhat_folded, rhat_identity, rhat_split, rhat_z_scale};
 pub use summary::{ParamSummary, summarize};
-pub use thesis::{ChainMetrics, thesis_metrics};
+pub use thesis::{SampleMetrics, sample_metrics};

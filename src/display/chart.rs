@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use plotly::Plot;
 
+use crate::plots::plotly_js_script;
+
 /// Set once plotly.js has been sent to the notebook by this copy of the crate.
 static PLOTLY_JS_SENT: AtomicBool = AtomicBool::new(false);
 
@@ -32,17 +34,6 @@ pub fn reset_plotly_js() {
     PLOTLY_JS_SENT.store(false, Ordering::SeqCst);
     // A missing marker is the state we want.
     let _ = std::fs::remove_file(session_marker());
-}
-
-/// The `<script>` tag with plotly.js from plotly's embedded offline sources. MathJax, which
-/// plotly bundles next to it for LaTeX titles, is left out: it would add 2 MB per notebook and
-/// clash with Jupyter's own MathJax.
-pub(crate) fn plotly_js_script() -> String {
-    let sources = Plot::offline_js_sources();
-    match sources.find("</script>") {
-        Some(end) => sources[..end + "</script>".len()].trim_start().to_string(),
-        None => sources,
-    }
 }
 
 /// A plotly figure with an offline notebook display.

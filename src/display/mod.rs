@@ -46,8 +46,6 @@ mod run;
 mod table;
 
 #[cfg(feature = "plot")]
-pub(crate) use chart::plotly_js_script;
-#[cfg(feature = "plot")]
 pub use chart::{Chart, reset_plotly_js};
 pub use quick::{QUICK_ENV, quick_mode, quick_mode_from};
 pub use run::{NONPRIVATE_NOTE, RunDisplay};

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use super::table::{escape_html, format_float, frame_to_html, frame_to_text};
+use crate::noise::RngMode;
 use crate::samplers::{PrivacySpent, Run};
 
 /// Rows of the posterior summary shown by a run's report (one row per parameter).
@@ -93,12 +94,11 @@ fn header_lines(run: &Run) -> Vec<String> {
         None => "privacy: none (a non-private sampler)".to_string(),
     });
     lines.push(match run.rng {
-        "secure" => "random source: secure (generators keyed from OS entropy)".to_string(),
-        "seeded" => format!(
+        RngMode::Secure => "random source: secure (generators keyed from OS entropy)".to_string(),
+        RngMode::Seeded => format!(
             "random source: seeded (seed {}): a reproducible research run, not a secure DP release",
             run.seed
         ),
-        other => format!("random source: {other} (seed {})", run.seed),
     });
     let acceptance: Vec<String> = run
         .acceptance()
@@ -210,7 +210,7 @@ mod tests {
             chains,
             privacy,
             seed: 7,
-            rng: "seeded",
+            rng: RngMode::Seeded,
             settings: serde_json::Value::Null,
             wall_seconds: 0.0,
             version: "test",
@@ -296,7 +296,7 @@ mod tests {
     #[test]
     fn report_of_an_empty_run_does_not_fail() {
         let mut r = run(None, vec![]);
-        r.rng = "secure";
+        r.rng = RngMode::Secure;
         let text = r.to_string();
         assert!(text.starts_with("Run of dp-penalty: 0 chains × 4 iterations\n"));
         assert!(text.contains("privacy: none") && text.contains("OS entropy"));

@@ -1,10 +1,10 @@
 //! What the thesis records for each chain (THESIS-NOTES §2): acceptance, clip fractions, and — on
 //! the kept second half — MMD against a 1000-draw reference posterior, mean and covariance
-//! error. Clip fractions are non-private diagnostics.
+//! error ([`crate::diagnostics::sample_metrics`]). Clip fractions are non-private diagnostics.
 
 use serde::Serialize;
 
-use crate::diagnostics::{cov_error, mean_error, mmd_thesis, sample_mean};
+use crate::diagnostics::{sample_mean, sample_metrics};
 use crate::error::Result;
 use crate::samplers::{ChainTrace, Run};
 
@@ -78,11 +78,10 @@ pub fn trace_metrics(
     let kept = c.kept_half(d);
     let has = kept.len() >= 2 * d;
     let (mmd, mean_err, cov_err) = match (reference, has) {
-        (Some(r), true) => (
-            mmd_thesis(kept, r, d, seed).ok().map(|m| m.thesis()),
-            Some(mean_error(kept, r, d)?),
-            Some(cov_error(kept, r, d)?),
-        ),
+        (Some(r), true) => {
+            let m = sample_metrics(kept, r, d, seed)?;
+            (m.mmd, Some(m.mean_error), Some(m.cov_error))
+        }
         (None, true) => {
             let me = match true_mean {
                 Some(t) => {

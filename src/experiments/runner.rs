@@ -17,7 +17,7 @@ use super::grid::{Task, TaskKind};
 use super::metrics::trace_metrics;
 use super::results::{ResultRow, ResultsFile, finished_tasks};
 use super::tuned::Sampler;
-use crate::diagnostics::{cov_error, mean_error, mmd_thesis};
+use crate::diagnostics::sample_metrics;
 use crate::error::{Error, Result};
 use crate::models::{Experiment, ExperimentModel};
 use crate::samplers::driver::run_chains;
@@ -299,13 +299,11 @@ fn run_task(
             let fresh = post
                 .sample_seeded(crate::models::REFERENCE_DRAWS, seed)
                 .concat();
-            let d = row.dim;
             row.iterations = crate::models::REFERENCE_DRAWS;
-            row.mmd = mmd_thesis(&fresh, reference, d, seed ^ 0x5eed)
-                .ok()
-                .map(|m| m.thesis());
-            row.mean_error = Some(mean_error(&fresh, reference, d)?);
-            row.cov_error = Some(cov_error(&fresh, reference, d)?);
+            let m = sample_metrics(&fresh, reference, row.dim, seed ^ 0x5eed)?;
+            row.mmd = m.mmd;
+            row.mean_error = Some(m.mean_error);
+            row.cov_error = Some(m.cov_error);
         }
     }
     row.wall_seconds = t0.elapsed().as_secs_f64();
@@ -314,6 +312,187 @@ fn run_task(
 
 fn in_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
+}
+
+/// What the workers of one grid run share: the set-up (pending tasks, problems, budgets, the
+/// results file, the progress bar) and the running tally.
+struct GridRun<'a> {
+    runner: &'a GridRunner,
+    t0: Instant,
+    pending: Vec<&'a Task>,
+    problems: HashMap<(Experiment, usize), Problem>,
+    budgets: HashMap<BudgetKey, usize>,
+    file: ResultsFile,
+    /// Name of the grid in progress lines (the results file's stem).
+    label: String,
+    bar: Option<ProgressBar>,
+    /// Index into `pending` of the next task to take.
+    next: AtomicUsize,
+    /// Tasks taken and finished (written, cut off or failed).
+    finished: AtomicUsize,
+    tally: Mutex<Tally>,
+}
+
+/// Outcome counts of the finished tasks, and when the last progress line was printed.
+struct Tally {
+    failed: Vec<(String, String)>,
+    completed: usize,
+    task_seconds: f64,
+    last_log: Instant,
+}
+
+impl<'a> GridRun<'a> {
+    /// Set-up: one problem per (experiment, n), the budgets once per configuration (in
+    /// `pool`), the progress bar.
+    fn new(
+        runner: &'a GridRunner,
+        t0: Instant,
+        tasks: &'a [Task],
+        pending: Vec<&'a Task>,
+        file: ResultsFile,
+        out: &Path,
+        pool: &rayon::ThreadPool,
+    ) -> Result<GridRun<'a>> {
+        // Models, references and start points, one per (experiment, n).
+        let mut problems: HashMap<(Experiment, usize), Problem> = HashMap::new();
+        for t in &pending {
+            let chains = tasks
+                .iter()
+                .filter(|u| (u.experiment, u.n) == (t.experiment, t.n))
+                .map(|u| u.chain + 1)
+                .max()
+                .unwrap_or(1);
+            if let std::collections::hash_map::Entry::Vacant(v) =
+                problems.entry((t.experiment, t.n))
+            {
+                v.insert(Problem::new(t.experiment, t.n, chains)?);
+            }
+        }
+
+        // Budgets, once per configuration (Algorithm 2; the Fourier accountant's search is
+        // the expensive one).
+        let mut keys: Vec<(BudgetKey, &Task)> = Vec::new();
+        for t in &pending {
+            if let Some(k) = budget_key(t)
+                && !keys.iter().any(|(q, _)| *q == k)
+            {
+                keys.push((k, t));
+            }
+        }
+        let computed: Vec<(BudgetKey, Result<usize>)> = pool.install(|| {
+            keys.par_iter()
+                .map(|(k, t)| (*k, comparison_budget(t)))
+                .collect()
+        });
+        let mut budgets = HashMap::new();
+        for (k, b) in computed {
+            budgets.insert(k, b?);
+        }
+
+        let bar = runner.progress_bar(pending.len());
+        let label = out
+            .file_stem()
+            .map_or_else(|| "grid".to_string(), |s| s.to_string_lossy().into_owned());
+        Ok(GridRun {
+            runner,
+            t0,
+            pending,
+            problems,
+            budgets,
+            file,
+            label,
+            bar,
+            next: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+            tally: Mutex::new(Tally {
+                failed: Vec::new(),
+                completed: 0,
+                task_seconds: 0.0,
+                last_log: Instant::now(),
+            }),
+        })
+    }
+
+    /// What is left of the time limit (`Some(None)`: no limit; `None`: time is up).
+    fn remaining(&self) -> Option<Option<Duration>> {
+        match self.runner.max_time {
+            Some(m) => match m.checked_sub(self.t0.elapsed()) {
+                Some(r) if !r.is_zero() => Some(Some(r)),
+                _ => None,
+            },
+            None => Some(None),
+        }
+    }
+
+    /// One worker: takes the next pending task until there is none or time is up, runs it,
+    /// appends its row and updates the tally and the progress display.
+    fn work(&self) {
+        while let Some(remaining) = self.remaining() {
+            let i = self.next.fetch_add(1, Ordering::SeqCst);
+            let Some(task) = self.pending.get(i) else {
+                break;
+            };
+            let p = &self.problems[&(task.experiment, task.n)];
+            let result = run_task(task, p, &self.budgets, self.runner.seed, remaining).and_then(
+                |r| match r {
+                    Some(row) => self.file.append(&row).map(|_| Some(row)),
+                    None => Ok(None),
+                },
+            );
+            let mut tally = self
+                .tally
+                .lock()
+                .expect("no worker panics while holding the lock");
+            match result {
+                Ok(Some(row)) => {
+                    tally.completed += 1;
+                    tally.task_seconds += row.wall_seconds;
+                }
+                Ok(None) => {}
+                Err(e) => tally.failed.push((task.id(), e.to_string())),
+            }
+            let f = self.finished.fetch_add(1, Ordering::SeqCst) + 1;
+            if let Some(b) = &self.bar {
+                b.inc(1);
+            }
+            self.log(&mut tally, f);
+        }
+    }
+
+    /// A progress line every `log_every` and after the last task.
+    fn log(&self, tally: &mut Tally, f: usize) {
+        let total = self.pending.len();
+        if let Some(every) = self.runner.log_every
+            && (tally.last_log.elapsed() >= every || f == total)
+        {
+            tally.last_log = Instant::now();
+            let el = self.t0.elapsed().as_secs_f64();
+            let eta = el / f as f64 * (total - f) as f64;
+            let line = format!(
+                "[dp-mcmc reproduce] {}: {f}/{total} tasks, {el:.0} s elapsed, ~{eta:.0} s left, {} failed",
+                self.label,
+                tally.failed.len()
+            );
+            match &self.bar {
+                Some(b) => b.println(line),
+                None => eprintln!("{line}"),
+            }
+        }
+    }
+
+    /// The report once every worker has returned.
+    fn finish(self, mut report: GridReport) -> GridReport {
+        if let Some(b) = self.bar {
+            b.finish_and_clear();
+        }
+        let tally = self.tally.into_inner().expect("workers have finished");
+        report.completed = tally.completed;
+        report.interrupted = self.pending.len() - tally.completed - tally.failed.len();
+        report.failed = tally.failed;
+        report.task_seconds = tally.task_seconds;
+        report.wall_seconds = self.t0.elapsed().as_secs_f64();
+        report
+    }
 }
 
 impl GridRunner {
@@ -343,7 +522,7 @@ impl GridRunner {
         let done = finished_tasks(out)?;
         let file = ResultsFile::open(out)?;
         let pending: Vec<&Task> = tasks.iter().filter(|t| !done.contains(&t.id())).collect();
-        let mut report = GridReport {
+        let report = GridReport {
             file: out.display().to_string(),
             tasks: tasks.len(),
             skipped: tasks.len() - pending.len(),
@@ -352,141 +531,41 @@ impl GridRunner {
         if pending.is_empty() {
             return Ok(report);
         }
-
-        // Models, references and start points, one per (experiment, n).
-        let mut problems: HashMap<(Experiment, usize), Problem> = HashMap::new();
-        for t in &pending {
-            let chains = tasks
-                .iter()
-                .filter(|u| (u.experiment, u.n) == (t.experiment, t.n))
-                .map(|u| u.chain + 1)
-                .max()
-                .unwrap_or(1);
-            if let std::collections::hash_map::Entry::Vacant(v) =
-                problems.entry((t.experiment, t.n))
-            {
-                v.insert(Problem::new(t.experiment, t.n, chains)?);
+        let pool = self.pool()?;
+        let grid = GridRun::new(self, t0, tasks, pending, file, out, &pool)?;
+        pool.scope(|scope| {
+            for _ in 0..pool.current_num_threads() {
+                scope.spawn(|_| grid.work());
             }
-        }
-
-        let pool = {
-            let mut b = rayon::ThreadPoolBuilder::new();
-            if let Some(n) = self.threads {
-                b = b.num_threads(n.max(1));
-            }
-            b.build().map_err(|e| {
-                Error::invalid(
-                    "threads",
-                    self.threads.unwrap_or(0),
-                    format!("cannot build a thread pool: {e}"),
-                )
-            })?
-        };
-        let workers = pool.current_num_threads();
-
-        // Budgets, once per configuration (Algorithm 2; the Fourier accountant's search is
-        // the expensive one).
-        let mut keys: Vec<(BudgetKey, &Task)> = Vec::new();
-        for t in &pending {
-            if let Some(k) = budget_key(t)
-                && !keys.iter().any(|(q, _)| *q == k)
-            {
-                keys.push((k, t));
-            }
-        }
-        let computed: Vec<(BudgetKey, Result<usize>)> = pool.install(|| {
-            keys.par_iter()
-                .map(|(k, t)| (*k, comparison_budget(t)))
-                .collect()
         });
-        let mut budgets = HashMap::new();
-        for (k, b) in computed {
-            budgets.insert(k, b?);
-        }
+        Ok(grid.finish(report))
+    }
 
-        let bar = (self.progress && !in_ci() && std::io::stderr().is_terminal()).then(|| {
-            let b = ProgressBar::new(pending.len() as u64);
+    /// The worker pool (`threads` workers, or rayon's default).
+    fn pool(&self) -> Result<rayon::ThreadPool> {
+        let mut b = rayon::ThreadPoolBuilder::new();
+        if let Some(n) = self.threads {
+            b = b.num_threads(n.max(1));
+        }
+        b.build().map_err(|e| {
+            Error::invalid(
+                "threads",
+                self.threads.unwrap_or(0),
+                format!("cannot build a thread pool: {e}"),
+            )
+        })
+    }
+
+    /// The progress bar over `len` tasks (only on a terminal, outside CI, when asked for).
+    fn progress_bar(&self, len: usize) -> Option<ProgressBar> {
+        (self.progress && !in_ci() && std::io::stderr().is_terminal()).then(|| {
+            let b = ProgressBar::new(len as u64);
             if let Ok(style) = ProgressStyle::with_template(
                 "{bar:40} {pos}/{len} tasks ({elapsed}, {eta} left) {msg}",
             ) {
                 b.set_style(style);
             }
             b
-        });
-        let next = AtomicUsize::new(0);
-        let finished = AtomicUsize::new(0);
-        let state = Mutex::new((
-            Vec::<(String, String)>::new(),
-            0usize,
-            0.0f64,
-            Instant::now(),
-        ));
-        let total = pending.len();
-        let label = out
-            .file_stem()
-            .map_or_else(|| "grid".to_string(), |s| s.to_string_lossy().into_owned());
-
-        pool.scope(|scope| {
-            for _ in 0..workers {
-                scope.spawn(|_| {
-                    loop {
-                        let remaining = match self.max_time {
-                            Some(m) => match m.checked_sub(t0.elapsed()) {
-                                Some(r) if !r.is_zero() => Some(r),
-                                _ => break,
-                            },
-                            None => None,
-                        };
-                        let i = next.fetch_add(1, Ordering::SeqCst);
-                        let Some(task) = pending.get(i) else { break };
-                        let p = &problems[&(task.experiment, task.n)];
-                        let result = run_task(task, p, &budgets, self.seed, remaining)
-                            .and_then(|r| match r {
-                                Some(row) => file.append(&row).map(|_| Some(row)),
-                                None => Ok(None),
-                            });
-                        let mut st = state.lock().expect("no worker panics while holding the lock");
-                        match result {
-                            Ok(Some(row)) => {
-                                st.1 += 1;
-                                st.2 += row.wall_seconds;
-                            }
-                            Ok(None) => {}
-                            Err(e) => st.0.push((task.id(), e.to_string())),
-                        }
-                        let f = finished.fetch_add(1, Ordering::SeqCst) + 1;
-                        if let Some(b) = &bar {
-                            b.inc(1);
-                        }
-                        if let Some(every) = self.log_every
-                            && (st.3.elapsed() >= every || f == total)
-                        {
-                            st.3 = Instant::now();
-                            let el = t0.elapsed().as_secs_f64();
-                            let eta = el / f as f64 * (total - f) as f64;
-                            let line = format!(
-                                "[dp-mcmc reproduce] {label}: {f}/{total} tasks, {el:.0} s elapsed, ~{eta:.0} s left, {} failed",
-                                st.0.len()
-                            );
-                            match &bar {
-                                Some(b) => b.println(line),
-                                None => eprintln!("{line}"),
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
-        let (failed, completed, task_seconds, _) =
-            state.into_inner().expect("workers have finished");
-        report.completed = completed;
-        report.interrupted = total - completed - failed.len();
-        report.failed = failed;
-        report.task_seconds = task_seconds;
-        report.wall_seconds = t0.elapsed().as_secs_f64();
-        Ok(report)
+        })
     }
 }

@@ -158,6 +158,16 @@ pub fn figure_6_1(thesis_compatible: bool) -> Result<DataFrame> {
 mod tests {
     use super::*;
 
+    /// The `iterations` column of a Figure 6.1 frame.
+    fn iterations(df: &DataFrame) -> Vec<u64> {
+        df.column("iterations")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .into_no_null_iter()
+            .collect()
+    }
+
     #[test]
     fn linspace_matches_numpy() {
         let x = linspace(0.5, 6.0, 50);
@@ -171,13 +181,7 @@ mod tests {
     fn figure_endpoints() {
         // THESIS-NOTES §16: final figure at ε = 6: (1079, 1431 | 991, 1817 | 639, 848)
         let df = figure_6_1_with(&[6.0], 0.7, Gradient::Fresh, true).unwrap();
-        let it: Vec<u64> = df
-            .column("iterations")
-            .unwrap()
-            .u64()
-            .unwrap()
-            .into_no_null_iter()
-            .collect();
+        let it = iterations(&df);
         assert_eq!(it, vec![1079, 1431, 991, 1817, 639, 848]);
     }
 
@@ -188,13 +192,7 @@ mod tests {
         let df = figure_6_1(true).unwrap();
         eprintln!("figure_6_1: {:?}", t.elapsed());
         assert_eq!(df.height(), 300);
-        let it: Vec<u64> = df
-            .column("iterations")
-            .unwrap()
-            .u64()
-            .unwrap()
-            .into_no_null_iter()
-            .collect();
+        let it = iterations(&df);
         for series in it.chunks(50) {
             assert!(series.windows(2).all(|w| w[0] <= w[1]), "{series:?}");
         }

@@ -20,6 +20,7 @@ use std::path::Path;
 
 use polars::prelude::*;
 
+use super::read_csv;
 use crate::error::{Error, Result};
 use crate::models::{ColumnData, LogisticModel, RowData};
 
@@ -124,21 +125,6 @@ pub fn row_data(df: &DataFrame, columns: &[&str]) -> Result<RowData> {
 /// ```
 pub fn column_data(df: &DataFrame, columns: &[&str]) -> Result<ColumnData> {
     ColumnData::from_columns(numeric_columns(df, columns)?)
-}
-
-/// Reads a CSV file with a header row.
-pub fn read_csv(path: impl AsRef<Path>) -> Result<DataFrame> {
-    let path = path.as_ref();
-    if !path.is_file() {
-        return Err(Error::Io(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("no CSV file at {}", path.display()),
-        )));
-    }
-    Ok(CsvReadOptions::default()
-        .with_has_header(true)
-        .try_into_reader_with_file_path(Some(path.to_path_buf()))?
-        .finish()?)
 }
 
 /// [`row_data`] of a CSV file (header row required).

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use polars::prelude::*;
 
+use super::read_csv;
 use crate::diagnostics::{ParamSummary, summarize};
 use crate::error::{Error, Result};
 
@@ -223,32 +224,6 @@ pub fn summary_frame(rows: &[(String, ParamSummary)]) -> Result<DataFrame> {
     )?)
 }
 
-fn read_csv(path: &Path) -> Result<DataFrame> {
-    if !path.is_file() {
-        return Err(Error::InvalidData(format!(
-            "cannot read `{}`: no such file",
-            path.display()
-        )));
-    }
-    Ok(CsvReadOptions::default()
-        .with_has_header(true)
-        .with_infer_schema_length(None)
-        .try_into_reader_with_file_path(Some(path.to_path_buf()))?
-        .finish()?)
-}
-
-/// Read a long-format draws CSV (`chain`, `draw`, one column per parameter; optionally a
-/// `warmup` column of `true`/`false`) into a DataFrame for [`summary`] / [`param_draws`].
-///
-/// ```
-/// use dp_mcmc::frame::diagnostics::read_draws_csv;
-/// let e = read_draws_csv("no/such/draws.csv").unwrap_err();
-/// assert!(e.to_string().contains("no such file"));
-/// ```
-pub fn read_draws_csv(path: impl AsRef<Path>) -> Result<DataFrame> {
-    read_csv(path.as_ref())
-}
-
 /// A sample for MMD and the moment errors: every numeric column of `df` is a coordinate
 /// (non-numeric columns are ignored). Returns the row-major values and the dimension.
 ///
@@ -302,5 +277,5 @@ pub fn sample_from_frame(df: &DataFrame) -> Result<(Vec<f64>, usize)> {
 /// assert!(read_sample_csv("no/such/sample.csv").is_err());
 /// ```
 pub fn read_sample_csv(path: impl AsRef<Path>) -> Result<(Vec<f64>, usize)> {
-    sample_from_frame(&read_csv(path.as_ref())?)
+    sample_from_frame(&read_csv(path)?)
 }

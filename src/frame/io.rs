@@ -1,4 +1,4 @@
-//! Writing result tables to disk (CSV).
+//! CSV files: writing result tables, reading any table with a header row.
 
 use std::path::Path;
 
@@ -28,17 +28,26 @@ pub fn write_csv(df: &mut DataFrame, path: impl AsRef<Path>) -> Result<()> {
     Ok(())
 }
 
-/// Read a CSV file with a header row.
+/// Read a CSV file with a header row (the one CSV reader of the crate: model data, draws
+/// and samples for the diagnostics). Column types are inferred from every row, so a column
+/// whose first rows look like integers still reads as floats.
+///
+/// ```
+/// use dp_mcmc::frame::read_csv;
+/// let e = read_csv("no/such/draws.csv").unwrap_err();
+/// assert!(e.to_string().contains("no such file"));
+/// ```
 pub fn read_csv(path: impl AsRef<Path>) -> Result<DataFrame> {
     let path = path.as_ref();
-    if !path.exists() {
+    if !path.is_file() {
         return Err(Error::InvalidData(format!(
-            "no such file: {}",
+            "cannot read `{}`: no such file",
             path.display()
         )));
     }
     Ok(CsvReadOptions::default()
         .with_has_header(true)
-        .try_into_reader_with_file_path(Some(path.into()))?
+        .with_infer_schema_length(None)
+        .try_into_reader_with_file_path(Some(path.to_path_buf()))?
         .finish()?)
 }

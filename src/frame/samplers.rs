@@ -141,7 +141,7 @@ impl Run {
                     .map(|c| c.wall_seconds)
                     .collect::<Vec<_>>(),
             ),
-            Column::new("rng".into(), vec![self.rng; self.chains.len()]),
+            Column::new("rng".into(), vec![self.rng.as_str(); self.chains.len()]),
             Column::new(
                 "stopped_early".into(),
                 self.chains

@@ -12,7 +12,9 @@
 //! - [`CircleModel`] (flat prior, ring-shaped posterior);
 //! - [`LogisticModel`] (Yildirim & Ermis' logistic regression, per-row Lipschitz bound);
 //! - [`CustomModel`] from closures, or any type implementing [`Model`];
-//! - [`Experiment`]: the eight Table 5.1 presets, building an [`ExperimentModel`].
+//! - [`Experiment`]: the eight Table 5.1 presets, building an [`ExperimentModel`];
+//! - [`testing::IsotropicGaussian`]: a tiny model with a closed-form posterior for tests and
+//!   doctests.
 //!
 //! The thesis models store their data column-major ([`ColumnData`]) and override the chunk
 //! methods: a one-coordinate update touches only the columns whose likelihood mean changed.
@@ -49,22 +51,23 @@ mod banana;
 mod circle;
 mod custom;
 mod dataset;
-mod experiments;
 mod gaussian;
 mod linear;
 mod logistic;
+mod presets;
+pub mod testing;
 
 pub use banana::{BananaModel, BananaParams, BananaPosterior};
 pub use circle::CircleModel;
 pub use custom::{CustomModel, GradLogLikFn, GradLogPriorFn, LogLikFn, LogPriorFn, Prior};
 pub use dataset::{ColumnData, RowData};
-pub use experiments::{
+pub use gaussian::{GaussianModel, GaussianPosterior, block_correlated_cov, generate_gaussian};
+pub use logistic::LogisticModel;
+pub use presets::{
     DATA_SEED_BANANA, DATA_SEED_CIRCLE, DATA_SEED_GAUSS, ExactPosterior, Experiment,
     ExperimentModel, REFERENCE_DRAWS, REFERENCE_SEED_BANANA, REFERENCE_SEED_GAUSS, START_SEED,
     mean_sample_std,
 };
-pub use gaussian::{GaussianModel, GaussianPosterior, block_correlated_cov, generate_gaussian};
-pub use logistic::LogisticModel;
 
 /// A Bayesian model `p(θ) Π_j p(x_j | θ)^T` as the DP kernels see it.
 ///

@@ -76,3 +76,9 @@ impl RngMode {
         }
     }
 }
+
+impl std::fmt::Display for RngMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,4 +1,5 @@
-//! Shared plot helpers: palette, axes, panels, baselines, column access and offline HTML.
+//! Shared plot helpers: palette, axes, panels, baselines, column access and offline HTML
+//! (plotly.js inlined; `display::Chart` builds on it, this module never imports `display`).
 
 use std::path::Path;
 
@@ -214,10 +215,21 @@ pub fn unique_in_order(values: &[String]) -> Vec<String> {
     seen
 }
 
+/// The `<script>` tag with plotly.js from plotly's embedded offline sources. MathJax, which
+/// plotly bundles next to it for LaTeX titles, is left out: it would add 2 MB per notebook and
+/// clash with Jupyter's own MathJax.
+pub(crate) fn plotly_js_script() -> String {
+    let sources = Plot::offline_js_sources();
+    match sources.find("</script>") {
+        Some(end) => sources[..end + "</script>".len()].trim_start().to_string(),
+        None => sources,
+    }
+}
+
 /// A standalone HTML page of `plot` with plotly.js inlined (no CDN, no MathJax): opens offline
 /// in any browser.
 pub fn standalone_html(plot: &Plot) -> String {
-    let js = crate::display::plotly_js_script();
+    let js = plotly_js_script();
     format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n{js}\n</head>\n\
          <body>\n{}\n</body>\n</html>\n",

@@ -16,6 +16,7 @@ pub mod posterior;
 mod run;
 
 pub use accounting::accounting_comparison;
+pub(crate) use common::plotly_js_script;
 pub use common::{
     PALETTE, axis, baseline, baseline_trace, color, f64_column, grid_layout, legend, line_trace,
     panel_axis_ids, panel_title, set_panel_axes, standalone_html, str_column, unique_in_order,

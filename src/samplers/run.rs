@@ -186,11 +186,12 @@ pub struct Run {
     pub chains: Vec<ChainTrace>,
     /// Privacy spent (`None` for non-private samplers).
     pub privacy: Option<PrivacySpent>,
-    /// Seed of the run (not used when `rng == "secure"`).
+    /// Seed of the run (not used when `rng` is `RngMode::Secure`).
     pub seed: u64,
-    /// Random source that produced the run: `"seeded"` (reproducible research run; not a
-    /// secure DP release) or `"secure"` (generators keyed from OS entropy).
-    pub rng: &'static str,
+    /// Random source that produced the run: `Seeded` (reproducible research run; not a
+    /// secure DP release) or `Secure` (generators keyed from OS entropy); shown as
+    /// `"seeded"`/`"secure"`.
+    pub rng: crate::noise::RngMode,
     /// Settings of the sampler as JSON (enough to reproduce the run).
     pub settings: serde_json::Value,
     /// Wall time of the whole run in seconds.

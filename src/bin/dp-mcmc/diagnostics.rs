@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use dp_mcmc::diagnostics::{mmd as mmd_fixed, mmd_thesis, summarize};
-use dp_mcmc::frame::diagnostics::{param_draws, read_draws_csv, read_sample_csv};
+use dp_mcmc::frame::diagnostics::{param_draws, read_sample_csv};
+use dp_mcmc::frame::read_csv;
 use dp_mcmc::{Error, Result};
 use serde_json::{Map, Value, json};
 
@@ -68,7 +69,7 @@ fn in_file(flag: &'static str, path: &Path) -> impl Fn(Error) -> Error {
 pub fn diagnose(args: DiagnoseArgs) -> Result<Value> {
     existing("--draws", &args.draws)?;
     let bad = in_file("--draws", &args.draws);
-    let df = read_draws_csv(&args.draws).map_err(&bad)?;
+    let df = read_csv(&args.draws).map_err(&bad)?;
     let mut out = Map::new();
     for p in param_draws(&df).map_err(&bad)? {
         let s = summarize(&p.as_slices()).map_err(&bad)?;

@@ -288,7 +288,7 @@ fn sample_inner(a: SampleArgs) -> Result<Value> {
         "accountant": run.privacy.as_ref().map_or(Value::Null, |p| json!(p.accountant)),
         "seed": a.seed,
         "thin": a.thin,
-        "rng": run.rng,
+        "rng": run.rng.as_str(),
         "wall_seconds": run.wall_seconds,
         "out": a.out.as_ref().map(|p| p.display().to_string()),
         "start": if public_start { "public" } else { "thesis (reproduction only: derived from the data, not covered by the guarantee)" },

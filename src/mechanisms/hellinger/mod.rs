@@ -45,26 +45,22 @@
 //!   ([`DistanceMeasure::AuthorsGenBetaln`], not the Hellinger distance). Each is an option, off
 //!   by default; together they move the Beta-Binomial crossover from n ≈ 1830 (the paper's
 //!   mechanism as written, with either sensitivity convention) to the paper's n ≈ 650 (see
-//!   [`experiments`]).
+//!   [`study`]).
 //!
 //! The test suite checks the (ε, δ) inequality of the resulting mechanism exactly on small n.
 
 pub mod candidates;
 pub mod distance;
-pub mod experiments;
 pub mod laplace_baseline;
 pub mod mechanism;
 pub mod model;
 pub mod smooth_sensitivity;
+pub mod study;
 
 pub use candidates::{candidate_count, for_each_candidate, ln_candidate_count};
 pub use distance::{
     DistanceMeasure, authors_gen_betaln_distance, hellinger_beta, hellinger_dirichlet, ln_beta,
     log_affinity_dirichlet,
-};
-pub use experiments::{
-    ErrorSample, ErrorSummary, ExperimentResult, MechanismKind, PriorExperiment, SizeExperiment,
-    crossover,
 };
 pub use laplace_baseline::{
     LaplaceBaseline, LaplaceRelease, LaplaceVariant, authors_floor_remainder, project_to_simplex,
@@ -72,3 +68,7 @@ pub use laplace_baseline::{
 pub use mechanism::{HellingerMechanism, PreparedRelease, Release};
 pub use model::DirichletMultinomial;
 pub use smooth_sensitivity::{SensitivityScope, gamma, local_sensitivity, smooth_sensitivity};
+pub use study::{
+    ErrorSample, ErrorSummary, ExperimentResult, MechanismKind, PriorExperiment, SizeExperiment,
+    StudySettings, crossover,
+};

@@ -138,22 +138,8 @@ pub struct SizeExperiment {
     pub proportions: Vec<f64>,
     /// Data sizes.
     pub sizes: Vec<u64>,
-    /// ε.
-    pub epsilon: f64,
-    /// δ.
-    pub delta: f64,
-    /// Runs per size (the paper: 1000).
-    pub runs: usize,
-    /// Seed.
-    pub seed: u64,
-    /// Data sets the smooth sensitivity ranges over (default: all, as Theorem 4.1 needs).
-    pub scope: SensitivityScope,
-    /// The Laplace baseline's noise and consistency step (default ours).
-    pub laplace: LaplaceVariant,
-    /// The exponential mechanism's utility (default the Hellinger distance).
-    pub utility: DistanceMeasure,
-    /// What the errors measure (default the Hellinger distance).
-    pub error_measure: DistanceMeasure,
+    /// ε, δ, runs per size, seed and the mechanisms' options.
+    pub settings: StudySettings,
 }
 
 impl SizeExperiment {
@@ -165,7 +151,7 @@ impl SizeExperiment {
     /// let res = SizeExperiment::beta_binomial(vec![300, 800], 20).run()?;
     /// assert_eq!(res.samples.len(), 2 * 2 * 20);
     /// let mut bad = SizeExperiment::beta_binomial(vec![300], 20);
-    /// bad.delta = 2.0;
+    /// bad.settings.delta = 2.0;
     /// assert!(bad.run().is_err()); // names `delta`
     /// # Ok(()) }
     /// ```
@@ -174,14 +160,7 @@ impl SizeExperiment {
             prior: vec![1.0, 1.0],
             proportions: vec![0.1, 0.9],
             sizes,
-            epsilon: 0.8,
-            delta: 1e-8,
-            runs,
-            seed: 2018,
-            scope: SensitivityScope::AllDataSets,
-            laplace: LaplaceVariant::Continuous,
-            utility: DistanceMeasure::Hellinger,
-            error_measure: DistanceMeasure::Hellinger,
+            settings: StudySettings::paper(runs),
         }
     }
 
@@ -190,8 +169,7 @@ impl SizeExperiment {
     /// No privacy claim is made for the resulting exponential mechanism.
     #[must_use]
     pub fn authors_code(mut self) -> Self {
-        self.scope = SensitivityScope::AuthorsCode;
-        self.laplace = LaplaceVariant::AuthorsCode;
+        self.settings = self.settings.authors_code();
         self
     }
 
@@ -214,8 +192,7 @@ impl SizeExperiment {
     /// ```
     #[must_use]
     pub fn authors_gen_betaln(mut self) -> Self {
-        self.utility = DistanceMeasure::AuthorsGenBetaln;
-        self.error_measure = DistanceMeasure::AuthorsGenBetaln;
+        self.settings = self.settings.authors_gen_betaln();
         self
     }
 
@@ -245,12 +222,11 @@ impl SizeExperiment {
     /// Invalid prior, proportions, ε, δ, zero runs, a size of 0, or too many candidates.
     pub fn run(&self) -> Result<ExperimentResult> {
         let model = DirichletMultinomial::new(self.prior.clone())?;
-        check::at_least_one("runs", self.runs)?;
+        check::at_least_one("runs", self.settings.runs)?;
         let mut out = ExperimentResult::default();
-        let options = Options::from(self);
         for (s, &n) in self.sizes.iter().enumerate() {
             let counts = model.counts_from_proportions(&self.proportions, n)?;
-            run_setting(&model, &counts, &options, s as u64, &mut out)?;
+            run_setting(&model, &counts, &self.settings, s as u64, &mut out)?;
         }
         Ok(out)
     }
@@ -263,22 +239,8 @@ pub struct PriorExperiment {
     pub counts: Vec<u64>,
     /// The balanced prior parameters `a` to try.
     pub strengths: Vec<f64>,
-    /// ε.
-    pub epsilon: f64,
-    /// δ.
-    pub delta: f64,
-    /// Runs per prior.
-    pub runs: usize,
-    /// Seed.
-    pub seed: u64,
-    /// Data sets the smooth sensitivity ranges over (default: all, as Theorem 4.1 needs).
-    pub scope: SensitivityScope,
-    /// The Laplace baseline's noise and consistency step (default ours).
-    pub laplace: LaplaceVariant,
-    /// The exponential mechanism's utility (default the Hellinger distance).
-    pub utility: DistanceMeasure,
-    /// What the errors measure (default the Hellinger distance).
-    pub error_measure: DistanceMeasure,
+    /// ε, δ, runs per prior, seed and the mechanisms' options.
+    pub settings: StudySettings,
 }
 
 impl PriorExperiment {
@@ -296,14 +258,7 @@ impl PriorExperiment {
         Self {
             counts: vec![5, 5, 5],
             strengths,
-            epsilon: 0.8,
-            delta: 1e-8,
-            runs,
-            seed: 2018,
-            scope: SensitivityScope::AllDataSets,
-            laplace: LaplaceVariant::Continuous,
-            utility: DistanceMeasure::Hellinger,
-            error_measure: DistanceMeasure::Hellinger,
+            settings: StudySettings::paper(runs),
         }
     }
 
@@ -315,14 +270,13 @@ impl PriorExperiment {
     /// use dp_mcmc::mechanisms::hellinger::{LaplaceVariant, PriorExperiment};
     /// # fn main() -> dp_mcmc::Result<()> {
     /// let theirs = PriorExperiment::paper(vec![10.0], 20).authors_code();
-    /// assert_eq!(theirs.laplace, LaplaceVariant::AuthorsCode);
+    /// assert_eq!(theirs.settings.laplace, LaplaceVariant::AuthorsCode);
     /// assert_eq!(theirs.run()?.summary.len(), 1);
     /// # Ok(()) }
     /// ```
     #[must_use]
     pub fn authors_code(mut self) -> Self {
-        self.scope = SensitivityScope::AuthorsCode;
-        self.laplace = LaplaceVariant::AuthorsCode;
+        self.settings = self.settings.authors_code();
         self
     }
 
@@ -330,8 +284,7 @@ impl PriorExperiment {
     /// [`SizeExperiment::authors_gen_betaln`].
     #[must_use]
     pub fn authors_gen_betaln(mut self) -> Self {
-        self.utility = DistanceMeasure::AuthorsGenBetaln;
-        self.error_measure = DistanceMeasure::AuthorsGenBetaln;
+        self.settings = self.settings.authors_gen_betaln();
         self
     }
 
@@ -340,54 +293,84 @@ impl PriorExperiment {
     /// # Errors
     /// Invalid strengths, ε, δ, zero runs, or empty data.
     pub fn run(&self) -> Result<ExperimentResult> {
-        check::at_least_one("runs", self.runs)?;
+        check::at_least_one("runs", self.settings.runs)?;
         let mut out = ExperimentResult::default();
-        let options = Options::from(self);
         for (s, &a) in self.strengths.iter().enumerate() {
             let model = DirichletMultinomial::balanced(self.counts.len(), a)?;
-            run_setting(&model, &self.counts, &options, s as u64, &mut out)?;
+            run_setting(&model, &self.counts, &self.settings, s as u64, &mut out)?;
         }
         Ok(out)
     }
 }
 
-/// The settings shared by every setting of one experiment.
-struct Options {
-    epsilon: f64,
-    delta: f64,
-    runs: usize,
-    seed: u64,
-    scope: SensitivityScope,
-    laplace: LaplaceVariant,
-    utility: DistanceMeasure,
-    error_measure: DistanceMeasure,
+/// What both studies share: privacy parameters, runs per setting, seed and the mechanisms'
+/// options.
+///
+/// ```
+/// use dp_mcmc::mechanisms::hellinger::{LaplaceVariant, StudySettings};
+/// let s = StudySettings::paper(100).authors_code();
+/// assert_eq!((s.epsilon, s.delta, s.runs), (0.8, 1e-8, 100));
+/// assert_eq!(s.laplace, LaplaceVariant::AuthorsCode);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StudySettings {
+    /// ε.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+    /// Runs per setting (a data size or a prior; the paper: 1000).
+    pub runs: usize,
+    /// Seed.
+    pub seed: u64,
+    /// Data sets the smooth sensitivity ranges over (default: all, as Theorem 4.1 needs).
+    pub scope: SensitivityScope,
+    /// The Laplace baseline's noise and consistency step (default ours).
+    pub laplace: LaplaceVariant,
+    /// The exponential mechanism's utility (default the Hellinger distance).
+    pub utility: DistanceMeasure,
+    /// What the errors measure (default the Hellinger distance).
+    pub error_measure: DistanceMeasure,
 }
 
-/// Reads the [`Options`] fields every experiment struct has under the same names.
-macro_rules! options_of {
-    ($($ty:ty),*) => {$(
-        impl From<&$ty> for Options {
-            fn from(e: &$ty) -> Options {
-                Options {
-                    epsilon: e.epsilon,
-                    delta: e.delta,
-                    runs: e.runs,
-                    seed: e.seed,
-                    scope: e.scope,
-                    laplace: e.laplace,
-                    utility: e.utility,
-                    error_measure: e.error_measure,
-                }
-            }
+impl StudySettings {
+    /// The paper's: ε = 0.8, δ = 1e-8, `runs` runs, seed 2018, the mechanisms as written
+    /// (smooth sensitivity over all data sets, our Laplace baseline, Hellinger distance).
+    pub fn paper(runs: usize) -> Self {
+        StudySettings {
+            epsilon: 0.8,
+            delta: 1e-8,
+            runs,
+            seed: 2018,
+            scope: SensitivityScope::AllDataSets,
+            laplace: LaplaceVariant::Continuous,
+            utility: DistanceMeasure::Hellinger,
+            error_measure: DistanceMeasure::Hellinger,
         }
-    )*};
+    }
+
+    /// The authors' smooth sensitivity and Laplace baseline ([`SensitivityScope::AuthorsCode`],
+    /// [`LaplaceVariant::AuthorsCode`]); see the module docs.
+    #[must_use]
+    pub fn authors_code(mut self) -> Self {
+        self.scope = SensitivityScope::AuthorsCode;
+        self.laplace = LaplaceVariant::AuthorsCode;
+        self
+    }
+
+    /// The authors' `gen_betaln` quantity as utility and error measure
+    /// ([`DistanceMeasure::AuthorsGenBetaln`]).
+    #[must_use]
+    pub fn authors_gen_betaln(mut self) -> Self {
+        self.utility = DistanceMeasure::AuthorsGenBetaln;
+        self.error_measure = DistanceMeasure::AuthorsGenBetaln;
+        self
+    }
 }
-options_of!(SizeExperiment, PriorExperiment);
 
 fn run_setting(
     model: &DirichletMultinomial,
     counts: &[u64],
-    o: &Options,
+    o: &StudySettings,
     setting: u64,
     out: &mut ExperimentResult,
 ) -> Result<()> {
