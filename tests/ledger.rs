@@ -88,6 +88,11 @@ fn early_stop_reports_what_was_really_spent() {
     let reached = pld.epsilon(1e-6).unwrap();
     assert_eq!(spent.epsilon, reached);
     assert!(reached < 200.0 && reached > 0.0, "{reached}");
+    // the report says so
+    assert!(
+        run.to_string()
+            .contains("spent by the iterations the chains ran")
+    );
     // and the total is exactly the chains' iterations of one Gaussian release each
     let steps: u64 = ledger.chains.iter().map(|c| c.iterations).sum();
     let mut by_count = Pld::new();

@@ -90,6 +90,10 @@ fn header_lines(run: &Run) -> Vec<String> {
         ));
     }
     lines.push(match &run.privacy {
+        Some(p) if p.ledger.stopped_early() => format!(
+            "privacy: {p}; spent by the iterations the chains ran (planned {} per chain)",
+            p.ledger.planned_iterations
+        ),
         Some(p) => format!("privacy: {p}"),
         None => "privacy: none (a non-private sampler)".to_string(),
     });

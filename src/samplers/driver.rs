@@ -189,7 +189,11 @@ pub(crate) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
         chains,
         privacy,
         seed: run.seed,
-        rng: if run.secure_rng { "secure" } else { "seeded" },
+        rng: if run.secure_rng {
+            crate::noise::RngMode::Secure
+        } else {
+            crate::noise::RngMode::Seeded
+        },
         settings: serde_json::to_value(settings).unwrap_or(serde_json::Value::Null),
         wall_seconds: t0.elapsed().as_secs_f64(),
         version: env!("CARGO_PKG_VERSION"),

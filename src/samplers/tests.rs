@@ -2,143 +2,36 @@
 
 use super::*;
 use crate::models::Model;
+use crate::models::testing::{IsotropicGaussian as IsoGauss, check_normal_draws};
 use crate::rng::chain_rng;
-use rand_distr::{Distribution, StandardNormal};
-
-/// x_j ~ N(θ, I_d), prior N(0, s0² I): posterior N(n x̄/(n + s0⁻²), 1/(n + s0⁻²)) per coordinate.
-struct IsoGauss {
-    d: usize,
-    x: Vec<f64>, // row-major n × d
-    s0sq: f64,
-}
-
-impl IsoGauss {
-    fn new(n: usize, d: usize, seed: u64) -> Self {
-        let mut rng = chain_rng(seed, 99);
-        let x = (0..n * d)
-            .map(|i| {
-                (i % d) as f64 * 0.5 + {
-                    let z: f64 = StandardNormal.sample(&mut rng);
-                    z
-                }
-            })
-            .collect();
-        IsoGauss { d, x, s0sq: 100.0 }
-    }
-    fn n(&self) -> usize {
-        self.x.len() / self.d
-    }
-    fn posterior(&self) -> (Vec<f64>, f64) {
-        let n = self.n() as f64;
-        let prec = n + 1.0 / self.s0sq;
-        let mean = (0..self.d)
-            .map(|c| self.x.iter().skip(c).step_by(self.d).sum::<f64>() / prec)
-            .collect();
-        (mean, 1.0 / prec)
-    }
-}
-
-impl Model for IsoGauss {
-    fn dim(&self) -> usize {
-        self.d
-    }
-    fn n_rows(&self) -> usize {
-        self.n()
-    }
-    fn log_prior(&self, t: &[f64]) -> f64 {
-        -0.5 * t.iter().map(|v| v * v).sum::<f64>() / self.s0sq
-    }
-    fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) {
-        for (g, t) in g.iter_mut().zip(t) {
-            *g = -t / self.s0sq;
-        }
-    }
-    fn log_lik_row(&self, t: &[f64], j: usize) -> f64 {
-        let row = &self.x[j * self.d..(j + 1) * self.d];
-        -0.5 * row
-            .iter()
-            .zip(t)
-            .map(|(x, t)| (x - t) * (x - t))
-            .sum::<f64>()
-    }
-    fn has_gradient(&self) -> bool {
-        true
-    }
-    fn grad_log_lik_row(&self, t: &[f64], j: usize, g: &mut [f64]) -> crate::Result<()> {
-        let row = &self.x[j * self.d..(j + 1) * self.d];
-        for ((g, x), t) in g.iter_mut().zip(row).zip(t) {
-            *g = x - t;
-        }
-        Ok(())
-    }
-}
 
 /// Chains started at exact posterior draws; after `steps` steps the last positions must
-/// still follow the posterior. Checks each coordinate's mean (within 5 Monte-Carlo s.e.)
-/// and a Kolmogorov-Smirnov test at α = 1e-6 (asymptotic critical value).
+/// still follow the posterior (`testing::check_normal_draws`: each coordinate's
+/// mean within 5 Monte-Carlo s.e. and a Kolmogorov-Smirnov test at α = 1e-6).
 fn assert_invariant(run: &Run, mean: &[f64], var: f64) {
     let d = mean.len();
-    let m = run.chains.len();
-    let sd = var.sqrt();
-    for (c, &mu) in mean.iter().enumerate() {
-        let mut z: Vec<f64> = run
-            .chains
-            .iter()
-            .map(|ch| (ch.draws[ch.draws.len() - d + c] - mu) / sd)
-            .collect();
-        let zbar = z.iter().sum::<f64>() / m as f64;
-        assert!(
-            zbar.abs() < 5.0 / (m as f64).sqrt(),
-            "coordinate {c}: standardized mean {zbar} over {m} chains"
-        );
-        z.sort_by(f64::total_cmp);
-        let ks = z
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| {
-                let f = 0.5 * crate::accounting::special::erfc(-v / std::f64::consts::SQRT_2);
-                (f - i as f64 / m as f64)
-                    .abs()
-                    .max(((i + 1) as f64 / m as f64 - f).abs())
-            })
-            .fold(0.0, f64::max);
-        let crit = ((2.0f64 / 1e-6).ln() / (2.0 * m as f64)).sqrt();
-        assert!(
-            ks < crit,
-            "coordinate {c}: KS statistic {ks} ≥ {crit} (n = {m}, α = 1e-6)"
-        );
+    let last: Vec<Vec<f64>> = run
+        .chains
+        .iter()
+        .map(|ch| ch.draws[ch.draws.len() - d..].to_vec())
+        .collect();
+    if let Err(e) = check_normal_draws(&last, mean, var) {
+        panic!("{e}");
     }
-}
-
-fn posterior_starts(model: &IsoGauss, chains: usize, seed: u64) -> Vec<Vec<f64>> {
-    let (mean, var) = model.posterior();
-    let mut rng = chain_rng(seed, 1234);
-    (0..chains)
-        .map(|_| {
-            mean.iter()
-                .map(|m| {
-                    m + var.sqrt() * {
-                        let z: f64 = StandardNormal.sample(&mut rng);
-                        z
-                    }
-                })
-                .collect()
-        })
-        .collect()
 }
 
 const CHAINS: usize = 400;
 
 #[test]
 fn rwmh_keeps_the_posterior() {
-    let model = IsoGauss::new(500, 2, 1);
+    let model = IsoGauss::generate(500, 2, 1);
     let (mean, var) = model.posterior();
     let run = Rwmh::builder()
         .proposal_sd(var.sqrt())
         .chains(CHAINS)
         .iterations(30)
         .seed(5)
-        .starts(posterior_starts(&model, CHAINS, 5))
+        .starts(model.posterior_draws(CHAINS, 5))
         .run(&model)
         .unwrap();
     assert_invariant(&run, &mean, var);
@@ -150,7 +43,7 @@ fn rwmh_keeps_the_posterior() {
 fn dp_penalty_is_exact_without_clipping() {
     // b = 20 never binds here (|r_j| ≤ Δ·|x_j − mid| with |x_j − mid| < 20), so DP penalty
     // targets the exact posterior; τ = 0.05 gives noise sd ≈ 0.05·√500·40Δ ≈ 1 at Δ ≈ 0.02.
-    let model = IsoGauss::new(500, 2, 2);
+    let model = IsoGauss::generate(500, 2, 2);
     let (mean, var) = model.posterior();
     for kind in [
         ProposalKind::Full,
@@ -165,7 +58,7 @@ fn dp_penalty_is_exact_without_clipping() {
             .chains(CHAINS)
             .iterations(30)
             .seed(7)
-            .starts(posterior_starts(&model, CHAINS, 7))
+            .starts(model.posterior_draws(CHAINS, 7))
             .run(&model)
             .unwrap();
         assert_invariant(&run, &mean, var);
@@ -178,7 +71,7 @@ fn dp_penalty_is_exact_without_clipping() {
 
 #[test]
 fn hmc_and_dp_hmc_keep_the_posterior() {
-    let model = IsoGauss::new(500, 2, 3);
+    let model = IsoGauss::generate(500, 2, 3);
     let (mean, var) = model.posterior();
     let eta = 0.3 * var.sqrt();
     let run = Hmc::builder()
@@ -187,7 +80,7 @@ fn hmc_and_dp_hmc_keep_the_posterior() {
         .chains(CHAINS)
         .iterations(10)
         .seed(11)
-        .starts(posterior_starts(&model, CHAINS, 11))
+        .starts(model.posterior_draws(CHAINS, 11))
         .run(&model)
         .unwrap();
     assert_invariant(&run, &mean, var);
@@ -205,7 +98,7 @@ fn hmc_and_dp_hmc_keep_the_posterior() {
         .chains(CHAINS)
         .iterations(10)
         .seed(13)
-        .starts(posterior_starts(&model, CHAINS, 13))
+        .starts(model.posterior_draws(CHAINS, 13))
         .run(&model)
         .unwrap();
     assert_invariant(&run, &mean, var);
@@ -218,7 +111,7 @@ fn hmc_and_dp_hmc_keep_the_posterior() {
 
 #[test]
 fn same_seed_same_run_any_thread_count() {
-    let model = IsoGauss::new(300, 3, 4);
+    let model = IsoGauss::generate(300, 3, 4);
     let b = DpPenalty::builder()
         .tau(0.1)
         .clip_bound(3.0)
@@ -241,7 +134,7 @@ fn same_seed_same_run_any_thread_count() {
 
 #[test]
 fn bad_input_is_a_named_error() {
-    let model = IsoGauss::new(50, 2, 5);
+    let model = IsoGauss::generate(50, 2, 5);
     let base = DpPenalty::builder().iterations(5).start(vec![0.0, 0.0]);
     let msg = |r: crate::Result<Run>| r.unwrap_err().to_string();
     assert!(msg(base.clone().clip_bound(0.0).run(&model)).contains("clip_bound"));
@@ -273,7 +166,7 @@ fn bad_input_is_a_named_error() {
 
 #[test]
 fn whole_release_budget_divides_between_chains() {
-    let model = IsoGauss::new(1000, 2, 6);
+    let model = IsoGauss::generate(1000, 2, 6);
     let per_chain = DpPenalty::builder()
         .tau(0.1)
         .epsilon(4.0)
@@ -311,7 +204,7 @@ fn kept_half_follows_the_thesis_rule() {
 
 #[test]
 fn run_frames_have_the_documented_columns() {
-    let model = IsoGauss::new(100, 2, 8);
+    let model = IsoGauss::generate(100, 2, 8);
     let run = Rwmh::builder()
         .proposal_sd(0.1)
         .clip_bound(1.0)
@@ -345,7 +238,7 @@ fn run_frames_have_the_documented_columns() {
 fn minibatch_with_the_full_batch_keeps_the_posterior() {
     // b = n with the finite-population correction: σ_b² = 0 and λ = Σ r_j, so with negligible
     // noise (τ = 1e-8) and a non-binding clip the kernel is plain MH: exact.
-    let model = IsoGauss::new(300, 2, 9);
+    let model = IsoGauss::generate(300, 2, 9);
     let (mean, var) = model.posterior();
     let run = MinibatchPenalty::builder()
         .tau(1e-8)
@@ -356,7 +249,7 @@ fn minibatch_with_the_full_batch_keeps_the_posterior() {
         .chains(CHAINS)
         .iterations(30)
         .seed(17)
-        .starts(posterior_starts(&model, CHAINS, 17))
+        .starts(model.posterior_draws(CHAINS, 17))
         .run(&model)
         .unwrap();
     assert_invariant(&run, &mean, var);

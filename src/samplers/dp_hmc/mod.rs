@@ -18,18 +18,8 @@ use crate::noise::Noise;
 /// ```
 /// # fn main() -> dp_mcmc::Result<()> {
 /// use dp_mcmc::samplers::DpHmc;
-/// # use dp_mcmc::models::Model;
-/// # struct Normal1(Vec<f64>);
-/// # impl Model for Normal1 {
-/// #     fn dim(&self) -> usize { 1 }
-/// #     fn n_rows(&self) -> usize { self.0.len() }
-/// #     fn log_prior(&self, t: &[f64]) -> f64 { -0.5 * t[0] * t[0] / 100.0 }
-/// #     fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) { g[0] = -t[0] / 100.0 }
-/// #     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 { -0.5 * (self.0[j] - t[0]).powi(2) }
-/// #     fn has_gradient(&self) -> bool { true }
-/// #     fn grad_log_lik_row(&self, t: &[f64], j: usize, g: &mut [f64]) -> dp_mcmc::Result<()> { g[0] = self.0[j] - t[0]; Ok(()) }
-/// # }
-/// let model = Normal1((0..1000).map(|i| (i % 7) as f64 / 7.0).collect());
+/// # use dp_mcmc::models::testing::IsotropicGaussian;
+/// let model = IsotropicGaussian::new((0..1000).map(|i| (i % 7) as f64 / 7.0).collect(), 1)?;
 /// let run = DpHmc::builder()
 ///     .tau_l(0.5).tau_g(1.0).leapfrog_steps(5).step_size(0.005).clip_bound(2.0).grad_clip_bound(2.0)
 ///     .epsilon(4.0).delta(1e-5).chains(2).seed(3).start(vec![0.5])

@@ -20,18 +20,8 @@ use crate::models::Model;
 /// ```
 /// # fn main() -> dp_mcmc::Result<()> {
 /// use dp_mcmc::samplers::Hmc;
-/// # use dp_mcmc::models::Model;
-/// # struct Normal1(Vec<f64>);
-/// # impl Model for Normal1 {
-/// #     fn dim(&self) -> usize { 1 }
-/// #     fn n_rows(&self) -> usize { self.0.len() }
-/// #     fn log_prior(&self, t: &[f64]) -> f64 { -0.5 * t[0] * t[0] / 100.0 }
-/// #     fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) { g[0] = -t[0] / 100.0 }
-/// #     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 { -0.5 * (self.0[j] - t[0]).powi(2) }
-/// #     fn has_gradient(&self) -> bool { true }
-/// #     fn grad_log_lik_row(&self, t: &[f64], j: usize, g: &mut [f64]) -> dp_mcmc::Result<()> { g[0] = self.0[j] - t[0]; Ok(()) }
-/// # }
-/// let model = Normal1(vec![0.1, -0.3, 0.7]);
+/// # use dp_mcmc::models::testing::IsotropicGaussian;
+/// let model = IsotropicGaussian::new(vec![0.1, -0.3, 0.7], 1)?;
 /// let run = Hmc::builder().step_size(0.2).leapfrog_steps(5).iterations(100).start(vec![0.0]).run(&model)?;
 /// assert!(run.acceptance()[0] > 0.5);
 /// assert!(Hmc::builder().step_size(0.0).iterations(1).start(vec![0.0]).run(&model).is_err());

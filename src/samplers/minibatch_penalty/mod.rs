@@ -28,16 +28,8 @@ use crate::noise::Noise;
 /// ```
 /// # fn main() -> dp_mcmc::Result<()> {
 /// use dp_mcmc::samplers::MinibatchPenalty;
-/// # use dp_mcmc::models::Model;
-/// # struct Normal1(Vec<f64>);
-/// # impl Model for Normal1 {
-/// #     fn dim(&self) -> usize { 1 }
-/// #     fn n_rows(&self) -> usize { self.0.len() }
-/// #     fn log_prior(&self, t: &[f64]) -> f64 { -0.5 * t[0] * t[0] / 100.0 }
-/// #     fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) { g[0] = -t[0] / 100.0 }
-/// #     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 { -0.5 * (self.0[j] - t[0]).powi(2) }
-/// # }
-/// let model = Normal1((0..2000).map(|i| (i % 7) as f64 / 7.0).collect());
+/// # use dp_mcmc::models::testing::IsotropicGaussian;
+/// let model = IsotropicGaussian::new((0..2000).map(|i| (i % 7) as f64 / 7.0).collect(), 1)?;
 /// let run = MinibatchPenalty::builder()
 ///     .tau(0.7).clip_bound(1.0).batch_size(100).proposal_sd(0.01)
 ///     .iterations(50).chains(2).start(vec![0.4])

@@ -19,16 +19,8 @@ use crate::models::Model;
 /// ```
 /// # fn main() -> dp_mcmc::Result<()> {
 /// use dp_mcmc::samplers::Rwmh;
-/// # use dp_mcmc::models::Model;
-/// # struct Normal1(Vec<f64>);
-/// # impl Model for Normal1 {
-/// #     fn dim(&self) -> usize { 1 }
-/// #     fn n_rows(&self) -> usize { self.0.len() }
-/// #     fn log_prior(&self, t: &[f64]) -> f64 { -0.5 * t[0] * t[0] / 100.0 }
-/// #     fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) { g[0] = -t[0] / 100.0 }
-/// #     fn log_lik_row(&self, t: &[f64], j: usize) -> f64 { -0.5 * (self.0[j] - t[0]).powi(2) }
-/// # }
-/// let model = Normal1(vec![0.1, -0.3, 0.7]);
+/// # use dp_mcmc::models::testing::IsotropicGaussian;
+/// let model = IsotropicGaussian::new(vec![0.1, -0.3, 0.7], 1)?;
 /// let run = Rwmh::builder().proposal_sd(0.5).iterations(200).start(vec![0.0]).run(&model)?;
 /// assert_eq!(run.chains[0].len(), 200);
 /// assert!(Rwmh::builder().start(vec![0.0]).run(&model).is_err()); // no iteration count
