@@ -35,8 +35,8 @@ use dp_mcmc::rng::ChainRng;
 use dp_mcmc::rng::chain_rng;
 use dp_mcmc::samplers::MaxIterations;
 use dp_mcmc::samplers::{
-    ClipDistance, DpBarker, DpHmc, DpPenalty, GradientMode, Hmc, MinibatchPenalty, ProposalKind,
-    Run, Rwmh, StepSize,
+    ClipDistance, DpBarker, DpHmc, DpPenalty, Hmc, MinibatchPenalty, ProposalKind, Run, Rwmh,
+    StepSize,
 };
 use rand::RngExt;
 
@@ -364,7 +364,7 @@ fn samplers_never_panic() {
         }
     }
     for &l in &ODD_USIZE {
-        for g in [GradientMode::Fresh, GradientMode::Reuse] {
+        for g in [Gradient::Fresh, Gradient::Reuse] {
             sw.call(format!("dp-hmc leapfrog_steps({l:?}) {g:?}"), || {
                 bounded!(
                     base.clone()

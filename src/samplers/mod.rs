@@ -26,7 +26,6 @@ pub use crate::noise::Noise;
 pub use dp_barker::DpBarker;
 pub use dp_hmc::DpHmc;
 pub use dp_penalty::DpPenalty;
-pub use hmc::GradientMode;
 pub use hmc::Hmc;
 pub use iterations::{
     DpBarkerIterations, DpHmcIterations, DpPenaltyIterations, MaxIterations,

@@ -4,11 +4,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::driver::finish;
-use super::hmc::{GradientMode, HmcKernel, HmcNoise};
+use super::hmc::{HmcKernel, HmcNoise};
 use super::privacy::{PrivacyCost, full_data_accountant, full_data_label, gaussian_release, plan};
 use super::run::{PrivacySpent, Run};
 use super::settings::{RunSettings, run_setters};
-use crate::accounting::{Accountant, Method, PrivacyEvent, Releases};
+use crate::accounting::{Accountant, Gradient, Method, PrivacyEvent, Releases};
 use crate::error::{Error, Result};
 use crate::models::Model;
 use crate::noise::Noise;
@@ -47,7 +47,7 @@ pub struct DpHmc {
     /// Per-row gradient clip bound b_g.
     pub grad_clip_bound: f64,
     /// Fresh (default) or re-used initial gradient.
-    pub gradient: GradientMode,
+    pub gradient: Gradient,
     /// Accountant for Algorithm 2 (tight PLD, Theorem 12, by default; with discrete noise
     /// always zCDP with the CKS20 conversion).
     pub accountant: Method,
@@ -68,7 +68,7 @@ impl Default for DpHmc {
             mass: None,
             clip_bound: 2.0,
             grad_clip_bound: 1.0,
-            gradient: GradientMode::Fresh,
+            gradient: Gradient::Fresh,
             accountant: Method::Pld,
             noise: Noise::Gaussian,
             run: RunSettings::default(),
@@ -127,7 +127,7 @@ impl DpHmc {
     }
     /// Fresh (default) or re-used gradient (March thesis variant).
     #[must_use]
-    pub fn gradient(mut self, g: GradientMode) -> Self {
+    pub fn gradient(mut self, g: Gradient) -> Self {
         self.gradient = g;
         self
     }
@@ -189,10 +189,10 @@ impl PrivacyCost for DpHmc {
         let gradient = gaussian_release("tau_g", self.tau_g, n, false)?;
         let l = check_leapfrog_steps(self.leapfrog_steps)?;
         Ok(match self.gradient {
-            GradientMode::Fresh => {
+            Gradient::Fresh => {
                 Releases::per_iteration(PrivacyEvent::compose(vec![ratio, gradient.repeat(l + 1)]))
             }
-            GradientMode::Reuse => Releases::per_iteration(PrivacyEvent::compose(vec![
+            Gradient::Reuse => Releases::per_iteration(PrivacyEvent::compose(vec![
                 ratio,
                 gradient.clone().repeat(l),
             ]))

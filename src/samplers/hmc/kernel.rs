@@ -8,8 +8,8 @@
 //! `ΔH = ½Σp₀²/m − ½Σp²/m + T·(Σ_j clip(r_j, ±b_lΔ) + ξ) + ln p(θ') − ln p(θ)`; it accepts iff
 //! `ln U < ΔH − ½(T·τ_l√n·2b_lΔ)²`.
 //!
-//! **Gradient variants.** [`GradientMode::Fresh`] (default; final thesis) draws a fresh noisy
-//! gradient at the start of every iteration: `k(L+1)` gradient releases. [`GradientMode::Reuse`]
+//! **Gradient variants.** [`Gradient::Fresh`] (default; final thesis) draws a fresh noisy
+//! gradient at the start of every iteration: `k(L+1)` gradient releases. [`Gradient::Reuse`]
 //! (March thesis text, Algorithm 4) re-uses the end-point gradient of the last accepted
 //! trajectory: `kL+1` releases. Fresh is the default because the re-used noisy gradient is not
 //! part of the chain's state, so the reversibility argument (Theorem 10) does not cover it.
@@ -35,7 +35,7 @@ use crate::samplers::proposal::ClipDistance;
 
 /// Where the first half-step's gradient of each iteration comes from (the accountant's
 /// [`Gradient`](crate::accounting::Gradient): `Fresh`, `k(L+1)` evaluations, or `Reuse`, `kL+1`).
-pub use crate::accounting::Gradient as GradientMode;
+use crate::accounting::Gradient;
 
 /// Privacy noise of DP HMC (absent for the non-private baseline).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -68,7 +68,7 @@ pub struct HmcKernel {
     /// Privacy noise (`None`: non-private HMC).
     pub(crate) noise: Option<HmcNoise>,
     /// Fresh or re-used initial gradient.
-    pub(crate) gradient: GradientMode,
+    pub(crate) gradient: Gradient,
     /// Discrete Gaussian noise on this lattice for the ratio test (`None`: continuous).
     pub(crate) lattice: Option<Lattice>,
 }
@@ -98,7 +98,7 @@ impl HmcKernel {
         mass: Vec<f64>,
         ratio_clip: Option<f64>,
         noise: Option<HmcNoise>,
-        gradient: GradientMode,
+        gradient: Gradient,
     ) -> Result<Self> {
         check::at_least_one("leapfrog_steps", leapfrog_steps)?;
         if leapfrog_steps > MAX_LEAPFROG_STEPS {
@@ -225,7 +225,7 @@ impl HmcKernel {
         s.theta_new.copy_from_slice(&s.theta);
         visit(&s.theta_new);
         match self.gradient {
-            GradientMode::Fresh => {
+            Gradient::Fresh => {
                 let (c, r) = self.gradient(
                     model,
                     &s.theta,
@@ -237,7 +237,7 @@ impl HmcKernel {
                 grad_clipped += c;
                 grad_rows += r;
             }
-            GradientMode::Reuse => s.grad_new.copy_from_slice(&s.grad),
+            Gradient::Reuse => s.grad_new.copy_from_slice(&s.grad),
         }
         let eta = self.step_size;
         for _ in 0..self.leapfrog_steps {
@@ -340,7 +340,7 @@ impl Kernel for HmcKernel {
             pending_grad_clipped: 0,
             pending_grad_rows: 0,
         };
-        if self.gradient == GradientMode::Reuse {
+        if self.gradient == Gradient::Reuse {
             // The stored gradient G(θ0): one release before the chain (the "+1" of kL+1).
             let (c, r) = self.gradient(
                 model,
@@ -404,7 +404,7 @@ impl Kernel for HmcKernel {
             std::mem::swap(&mut s.theta, &mut s.theta_new);
             s.log_prior = lp_new;
             s.cache.accept();
-            if self.gradient == GradientMode::Reuse {
+            if self.gradient == Gradient::Reuse {
                 std::mem::swap(&mut s.grad, &mut s.grad_new);
             }
         }

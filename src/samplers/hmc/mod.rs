@@ -3,7 +3,9 @@
 
 mod kernel;
 
-pub use kernel::{GradientMode, HmcKernel, HmcNoise};
+pub use kernel::{HmcKernel, HmcNoise};
+
+use crate::accounting::Gradient;
 
 use serde::{Deserialize, Serialize};
 
@@ -102,7 +104,7 @@ impl Hmc {
             mass,
             self.clip_bound,
             None,
-            GradientMode::Reuse,
+            Gradient::Reuse,
         )?
         .with_clip_distance(self.clip_distance);
         finish(&kernel, model, &self.run, self, None)
