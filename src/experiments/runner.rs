@@ -3,13 +3,11 @@
 //! (resume), shows progress, and stops taking new work at a time limit.
 
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -20,6 +18,7 @@ use super::tuned::Sampler;
 use crate::diagnostics::{cov_error, mean_error, mmd_thesis};
 use crate::error::{Error, Result};
 use crate::models::{Experiment, ExperimentModel};
+use crate::progress::Progress;
 use crate::samplers::driver::run_chains;
 use crate::samplers::{ChainTrace, RunSettings, Start};
 
@@ -34,7 +33,8 @@ pub struct GridRunner {
     /// Stop taking new tasks after this time, and stop running chains at it (a stopped chain
     /// is not written, so a rerun redoes it).
     pub max_time: Option<Duration>,
-    /// Progress bar on a terminal (never when `CI` is set or stderr is not a terminal).
+    /// Progress bar on a terminal (never when `CI` is set or stderr is not a terminal, nor
+    /// without the `cli` feature).
     pub progress: bool,
     /// Print a one-line progress report to stderr at this interval (`None`: never).
     pub log_every: Option<Duration>,
@@ -310,10 +310,6 @@ fn run_task(
     Ok(Some(row))
 }
 
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
-}
-
 impl GridRunner {
     /// Defaults: seed 0, all cores, no time limit, progress bar on a terminal, a progress
     /// line every 30 s.
@@ -402,15 +398,7 @@ impl GridRunner {
             budgets.insert(k, b?);
         }
 
-        let bar = (self.progress && !in_ci() && std::io::stderr().is_terminal()).then(|| {
-            let b = ProgressBar::new(pending.len() as u64);
-            if let Ok(style) = ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} tasks ({elapsed}, {eta} left) {msg}",
-            ) {
-                b.set_style(style);
-            }
-            b
-        });
+        let bar = Progress::tasks(self.progress, pending.len() as u64);
         let next = AtomicUsize::new(0);
         let finished = AtomicUsize::new(0);
         let state = Mutex::new((
@@ -453,9 +441,7 @@ impl GridRunner {
                             Err(e) => st.0.push((task.id(), e.to_string())),
                         }
                         let f = finished.fetch_add(1, Ordering::SeqCst) + 1;
-                        if let Some(b) = &bar {
-                            b.inc(1);
-                        }
+                        bar.inc(1);
                         if let Some(every) = self.log_every
                             && (st.3.elapsed() >= every || f == total)
                         {
@@ -466,18 +452,13 @@ impl GridRunner {
                                 "[dp-mcmc reproduce] {label}: {f}/{total} tasks, {el:.0} s elapsed, ~{eta:.0} s left, {} failed",
                                 st.0.len()
                             );
-                            match &bar {
-                                Some(b) => b.println(line),
-                                None => eprintln!("{line}"),
-                            }
+                            bar.println(line);
                         }
                     }
                 });
             }
         });
-        if let Some(b) = bar {
-            b.finish_and_clear();
-        }
+        bar.finish();
         let (failed, completed, task_seconds, _) =
             state.into_inner().expect("workers have finished");
         report.completed = completed;
