@@ -23,6 +23,7 @@ pub mod noise;
 #[cfg(feature = "plot")]
 pub mod plots;
 pub mod prelude;
+mod progress;
 pub mod rng;
 pub mod samplers;
 

@@ -3,13 +3,11 @@
 //! (resume), shows progress, and stops taking new work at a time limit.
 
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -20,6 +18,7 @@ use super::tuned::Sampler;
 use crate::diagnostics::sample_metrics;
 use crate::error::{Error, Result};
 use crate::models::{Experiment, ExperimentModel};
+use crate::progress::Progress;
 use crate::samplers::driver::run_chains;
 use crate::samplers::{Budget, ChainTrace, RunSettings, Start};
 
@@ -34,7 +33,8 @@ pub struct GridRunner {
     /// Stop taking new tasks after this time, and stop running chains at it (a stopped chain
     /// is not written, so a rerun redoes it).
     pub max_time: Option<Duration>,
-    /// Progress bar on a terminal (never when `CI` is set or stderr is not a terminal).
+    /// Progress bar on a terminal (never when `CI` is set or stderr is not a terminal, nor
+    /// without the `cli` feature).
     pub progress: bool,
     /// Print a one-line progress report to stderr at this interval (`None`: never).
     pub log_every: Option<Duration>,
@@ -310,10 +310,6 @@ fn run_task(
     Ok(Some(row))
 }
 
-fn in_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
-}
-
 /// What the workers of one grid run share: the set-up (pending tasks, problems, budgets, the
 /// results file, the progress bar) and the running tally.
 struct GridRun<'a> {
@@ -325,7 +321,7 @@ struct GridRun<'a> {
     file: ResultsFile,
     /// Name of the grid in progress lines (the results file's stem).
     label: String,
-    bar: Option<ProgressBar>,
+    bar: Progress,
     /// Index into `pending` of the next task to take.
     next: AtomicUsize,
     /// Tasks taken and finished (written, cut off or failed).
@@ -389,7 +385,7 @@ impl<'a> GridRun<'a> {
             budgets.insert(k, b?);
         }
 
-        let bar = runner.progress_bar(pending.len());
+        let bar = Progress::tasks(runner.progress, pending.len() as u64);
         let label = out
             .file_stem()
             .map_or_else(|| "grid".to_string(), |s| s.to_string_lossy().into_owned());
@@ -452,9 +448,7 @@ impl<'a> GridRun<'a> {
                 Err(e) => tally.failed.push((task.id(), e.to_string())),
             }
             let f = self.finished.fetch_add(1, Ordering::SeqCst) + 1;
-            if let Some(b) = &self.bar {
-                b.inc(1);
-            }
+            self.bar.inc(1);
             self.log(&mut tally, f);
         }
     }
@@ -473,18 +467,13 @@ impl<'a> GridRun<'a> {
                 self.label,
                 tally.failed.len()
             );
-            match &self.bar {
-                Some(b) => b.println(line),
-                None => eprintln!("{line}"),
-            }
+            self.bar.println(line);
         }
     }
 
     /// The report once every worker has returned.
     fn finish(self, mut report: GridReport) -> GridReport {
-        if let Some(b) = self.bar {
-            b.finish_and_clear();
-        }
+        self.bar.finish();
         let tally = self.tally.into_inner().expect("workers have finished");
         report.completed = tally.completed;
         report.interrupted = self.pending.len() - tally.completed - tally.failed.len();
@@ -553,19 +542,6 @@ impl GridRunner {
                 self.threads.unwrap_or(0),
                 format!("cannot build a thread pool: {e}"),
             )
-        })
-    }
-
-    /// The progress bar over `len` tasks (only on a terminal, outside CI, when asked for).
-    fn progress_bar(&self, len: usize) -> Option<ProgressBar> {
-        (self.progress && !in_ci() && std::io::stderr().is_terminal()).then(|| {
-            let b = ProgressBar::new(len as u64);
-            if let Ok(style) = ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} tasks ({elapsed}, {eta} left) {msg}",
-            ) {
-                b.set_style(style);
-            }
-            b
         })
     }
 }

@@ -1,10 +1,7 @@
 //! The run driver: chains in parallel (rayon), one RNG stream per chain, progress, time bound.
 
-use std::io::IsTerminal;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use serde::Serialize;
@@ -16,6 +13,7 @@ use super::run::{ChainTrace, StepTotals};
 use super::settings::RunSettings;
 use crate::error::{Error, Result};
 use crate::models::Model;
+use crate::progress::Progress;
 use crate::rng::chain_rng;
 
 /// Saved steps reserved up front per chain; traces grow beyond it as the chain runs, so a
@@ -43,7 +41,10 @@ pub fn run_chains<K: Kernel, M: Model + ?Sized>(
     settings.check_memory(model.dim(), iterations)?;
     kernel.validate(model)?;
     let starts = settings.start_points(model.dim())?;
-    let bar = progress_bar(settings, iterations);
+    let bar = Progress::iterations(
+        settings.progress,
+        (iterations as u64).saturating_mul(settings.chains as u64),
+    );
     let deadline = settings.max_time;
     let work = || {
         starts
@@ -72,9 +73,7 @@ pub fn run_chains<K: Kernel, M: Model + ?Sized>(
             .install(work),
         None => work(),
     };
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    bar.finish();
     results.into_iter().collect()
 }
 
@@ -104,7 +103,7 @@ fn run_one<K: Kernel, M: Model + ?Sized>(
     iterations: usize,
     thin: usize,
     deadline: Option<Duration>,
-    bar: &Option<Arc<ProgressBar>>,
+    bar: &Progress,
 ) -> Result<ChainTrace> {
     let t0 = Instant::now();
     let wrap = |e: Error| Error::Chain {
@@ -137,10 +136,8 @@ fn run_one<K: Kernel, M: Model + ?Sized>(
             trace.draws.extend_from_slice(kernel.position(&state));
         }
         let done = it + 1;
-        if done % tick == 0
-            && let Some(b) = bar
-        {
-            b.inc(tick as u64);
+        if done % tick == 0 {
+            bar.inc(tick as u64);
         }
         if done % time_check == 0 && done < iterations && deadline.is_some_and(|d| t0.elapsed() > d)
         {
@@ -152,20 +149,6 @@ fn run_one<K: Kernel, M: Model + ?Sized>(
     trace.wall_seconds = t0.elapsed().as_secs_f64();
     Ok(trace)
 }
-
-fn progress_bar(settings: &RunSettings, iterations: usize) -> Option<Arc<ProgressBar>> {
-    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-    if !settings.progress || ci || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new((iterations as u64).saturating_mul(settings.chains as u64));
-    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} iterations ({eta} left)")
-    {
-        bar.set_style(style);
-    }
-    Some(Arc::new(bar))
-}
-
 /// Assemble a [`Run`] from finished chains.
 pub(crate) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
     kernel: &K,

@@ -102,7 +102,8 @@ pub struct RunSettings {
     pub start: Start,
     /// Stop chains after this wall time (evcxr cannot interrupt a cell: always bound the work).
     pub max_time: Option<Duration>,
-    /// Show a progress bar on a terminal (never when `CI` is set or stderr is not a terminal).
+    /// Show a progress bar on a terminal (never when `CI` is set, stderr is not a terminal, or
+    /// the crate is built without the `cli` feature).
     pub progress: bool,
     /// Size of the thread pool (default: rayon's global pool). Results do not depend on it.
     pub threads: Option<usize>,
@@ -379,7 +380,7 @@ macro_rules! run_setters {
                 self.run.max_time = Some(t);
                 self
             }
-            /// Show a progress bar (on a terminal, outside CI).
+            /// Show a progress bar (on a terminal, outside CI, with the `cli` feature).
             #[must_use]
             pub fn progress(mut self, yes: bool) -> Self {
                 self.run.progress = yes;
