@@ -20,6 +20,17 @@ pub struct SubsampledState {
 }
 
 impl SubsampledState {
+    /// A subsampled kernel's settings against `model`: one proposal sd per parameter and a
+    /// batch of `1 ≤ batch_size ≤ n` rows.
+    pub(super) fn validate<M: Model + ?Sized>(
+        model: &M,
+        proposal_sd: &[f64],
+        batch_size: usize,
+    ) -> Result<()> {
+        crate::error::check::len("proposal_sd", proposal_sd.len(), model.dim())?;
+        super::minibatch_penalty::check_batch(batch_size, model.n_rows())
+    }
+
     /// The state at `theta0` for batches of `batch_size` rows (validated by the kernel).
     pub(super) fn new<M: Model + ?Sized>(
         model: &M,

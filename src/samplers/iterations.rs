@@ -220,6 +220,44 @@ fn budget(
     }
 }
 
+/// The budget of a full-data sampler (DP penalty, DP HMC): zCDP or the tight Gaussian PLD.
+fn full_data(
+    sampler: &dyn PrivacyCost,
+    algorithm: Algorithm,
+    method: Method,
+    target: &impl Target,
+    params: Vec<(&str, f64)>,
+) -> Result<IterationBudget> {
+    let (n, (eps, delta)) = (target.n(), target.budget()?);
+    if !matches!(method, Method::Zcdp | Method::Pld) {
+        return Err(unsupported(method, algorithm, "zcdp or pld"));
+    }
+    let c = count(sampler, sampler.new_accountant(n)?, n, eps, delta)?;
+    Ok(budget(
+        c, algorithm, method, eps, delta, None, false, params,
+    ))
+}
+
+/// The (ε, δ, n) a builder was given.
+trait Target {
+    fn n(&self) -> u64;
+    fn budget(&self) -> Result<(f64, f64)>;
+}
+
+macro_rules! target {
+    ($($t:ty),*) => {$(
+        impl Target for $t {
+            fn n(&self) -> u64 {
+                self.n
+            }
+            fn budget(&self) -> Result<(f64, f64)> {
+                check_budget(self.epsilon, self.delta, self.n)
+            }
+        }
+    )*};
+}
+target!(DpPenaltyIterations, DpHmcIterations);
+
 /// Builder for DP penalty iterations (see [`MaxIterations::dp_penalty`]).
 #[derive(Clone, Debug)]
 pub struct DpPenaltyIterations {
@@ -247,21 +285,9 @@ impl DpPenaltyIterations {
     pub fn compute(&self) -> Result<IterationBudget> {
         check_n(self.n)?;
         let tau = check::positive("tau", self.tau)?;
-        let (eps, delta) = check_budget(self.epsilon, self.delta, self.n)?;
-        let alg = Algorithm::DpPenalty;
-        if !matches!(self.method, Method::Zcdp | Method::Pld) {
-            return Err(unsupported(self.method, alg, "zcdp or pld"));
-        }
         let sampler = DpPenalty::builder().tau(tau).accountant(self.method);
-        let c = count(
-            &sampler,
-            sampler.new_accountant(self.n)?,
-            self.n,
-            eps,
-            delta,
-        )?;
         let params = vec![("tau", tau), ("n", self.n as f64)];
-        Ok(budget(c, alg, self.method, eps, delta, None, false, params))
+        full_data(&sampler, Algorithm::DpPenalty, self.method, self, params)
     }
 }
 
@@ -307,24 +333,12 @@ impl DpHmcIterations {
             return Err(Error::invalid("leapfrog_steps", 0, "must be at least 1"));
         }
         let l = f64::from(self.leapfrog_steps);
-        let (eps, delta) = check_budget(self.epsilon, self.delta, self.n)?;
-        let alg = Algorithm::DpHmc;
-        if !matches!(self.method, Method::Zcdp | Method::Pld) {
-            return Err(unsupported(self.method, alg, "zcdp or pld"));
-        }
         let sampler = DpHmc::builder()
             .tau_l(tau_l)
             .tau_g(tau_g)
             .leapfrog_steps(self.leapfrog_steps as usize)
             .gradient(self.gradient)
             .accountant(self.method);
-        let c = count(
-            &sampler,
-            sampler.new_accountant(self.n)?,
-            self.n,
-            eps,
-            delta,
-        )?;
         // gradient releases: per iteration and once (Theorem 11/12, THESIS-NOTES §3)
         let (per, once) = match self.gradient {
             Gradient::Fresh => (l + 1.0, 0.0),
@@ -339,7 +353,7 @@ impl DpHmcIterations {
             ("n", self.n as f64),
         ];
         // both gradient schedules are sound; see `params`
-        Ok(budget(c, alg, self.method, eps, delta, None, false, params))
+        full_data(&sampler, Algorithm::DpHmc, self.method, self, params)
     }
 }
 

@@ -276,3 +276,40 @@ pub(crate) fn full_data_label(method: Method, discrete: bool) -> &'static str {
 
 /// Label of the CKS20 zCDP accountant of samplers with discrete Gaussian noise.
 pub(crate) const DISCRETE_LABEL: &str = "zCDP-CKS20 (discrete Gaussian)";
+
+/// `budget(n_rows)` and `run(model)` for a DP sampler builder with a `kernel(model)` method and a
+/// [`PrivacyCost`] impl: both go through [`plan`], so a run is charged exactly what its budget
+/// says.
+macro_rules! dp_run {
+    ($t:ty) => {
+        impl $t {
+            /// Iterations per chain and the privacy they spend: Algorithm 2 on the sampler's
+            /// releases for `.epsilon(e).delta(d)`, or the ε a fixed `.iterations(k)` spends.
+            ///
+            /// # Errors
+            /// Invalid settings, or a budget that allows no iteration.
+            pub fn budget(
+                &self,
+                n_rows: usize,
+            ) -> $crate::Result<(usize, $crate::samplers::PrivacySpent)> {
+                let plan = $crate::samplers::privacy::plan(self, &self.run, n_rows)?;
+                Ok((plan.iterations, plan.planned().clone()))
+            }
+
+            /// Run the chains; the [`Run`]'s privacy carries the ledger of what they released.
+            ///
+            /// # Errors
+            /// Invalid settings or start points, a budget that allows no iteration, a model
+            /// error.
+            pub fn run<M: $crate::models::Model + ?Sized>(
+                &self,
+                model: &M,
+            ) -> $crate::Result<$crate::samplers::Run> {
+                let kernel = self.kernel(model)?;
+                let plan = $crate::samplers::privacy::plan(self, &self.run, model.n_rows())?;
+                $crate::samplers::driver::finish(&kernel, model, &self.run, self, Some(plan))
+            }
+        }
+    };
+}
+pub(crate) use dp_run;

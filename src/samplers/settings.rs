@@ -474,3 +474,53 @@ macro_rules! penalty_setters {
     };
 }
 pub(crate) use penalty_setters;
+
+/// Fluent setters of the leapfrog integrator, shared by HMC and DP HMC.
+macro_rules! hmc_setters {
+    ($t:ty) => {
+        impl $t {
+            /// Leapfrog steps L.
+            #[must_use]
+            pub fn leapfrog_steps(mut self, l: usize) -> Self {
+                self.leapfrog_steps = l;
+                self
+            }
+            /// Leapfrog step size η.
+            #[must_use]
+            pub fn step_size(mut self, eta: f64) -> Self {
+                self.step_size = eta;
+                self
+            }
+            /// Diagonal mass matrix (default: identity).
+            #[must_use]
+            pub fn mass(mut self, m: Vec<f64>) -> Self {
+                self.mass = Some(m);
+                self
+            }
+        }
+    };
+}
+pub(crate) use hmc_setters;
+
+/// Fluent setters of the non-private baselines' optional ratio clipping (the thesis' clipping
+/// study), shared by RWMH and HMC.
+macro_rules! clipped_baseline_setters {
+    ($t:ty) => {
+        impl $t {
+            /// Clip per-row ratios at `b·dist(θ, θ')` (default: no clipping, exact MH).
+            #[must_use]
+            pub fn clip_bound(mut self, b: f64) -> Self {
+                self.clip_bound = Some(b);
+                self
+            }
+            /// Distance scaling the clip bound (L2 default; the thesis code's `|Σ diff|` as
+            /// an option).
+            #[must_use]
+            pub fn clip_distance(mut self, d: $crate::samplers::ClipDistance) -> Self {
+                self.clip_distance = d;
+                self
+            }
+        }
+    };
+}
+pub(crate) use clipped_baseline_setters;

@@ -17,7 +17,6 @@ use crate::models::Model;
 use crate::rng::ChainRng;
 use crate::samplers::batch::SubsampledState;
 use crate::samplers::kernel::{Kernel, StepInfo};
-use crate::samplers::minibatch_penalty::check_batch;
 use crate::samplers::proposal::ProposalKind;
 use crate::samplers::vcorr::vcorr;
 
@@ -63,8 +62,7 @@ impl Kernel for DpBarkerKernel {
     }
 
     fn validate<M: Model + ?Sized>(&self, model: &M) -> Result<()> {
-        check::len("proposal_sd", self.proposal_sd.len(), model.dim())?;
-        check_batch(self.batch_size, model.n_rows())
+        SubsampledState::validate(model, &self.proposal_sd, self.batch_size)
     }
 
     fn init<M: Model + ?Sized>(

@@ -7,11 +7,9 @@ pub use kernel::DpBarkerKernel;
 
 use serde::{Deserialize, Serialize};
 
-use super::driver::finish;
 use super::minibatch_penalty::check_batch;
-use super::privacy::{PrivacyCost, plan};
+use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::StepSize;
-use super::run::{PrivacySpent, Run};
 use super::settings::{RunSettings, run_setters};
 use crate::accounting::{Accountant, Method, PrivacyEvent, Rdp, Releases};
 use crate::error::Result;
@@ -52,6 +50,7 @@ impl Default for DpBarker {
 }
 
 run_setters!(DpBarker);
+dp_run!(DpBarker);
 
 impl DpBarker {
     /// Defaults: the thesis' easy-2d tuning (b = 1300, sd 0.0008).
@@ -75,19 +74,6 @@ impl DpBarker {
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpBarkerKernel> {
         let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
         DpBarkerKernel::new(self.batch_size, sd)
-    }
-
-    /// Iterations per chain and the privacy they spend (Theorem 7 unless `iterations` is set).
-    pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
-        let plan = plan(self, &self.run, n_rows)?;
-        Ok((plan.iterations, plan.planned().clone()))
-    }
-
-    /// Run the chains.
-    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
-        let kernel = self.kernel(model)?;
-        let plan = plan(self, &self.run, model.n_rows())?;
-        finish(&kernel, model, &self.run, self, Some(plan))
     }
 }
 

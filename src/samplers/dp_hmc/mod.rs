@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::driver::finish;
 use super::hmc::{HmcKernel, HmcNoise};
-use super::privacy::{PrivacyCost, full_data_accountant, full_data_label, gaussian_release, plan};
-use super::run::{PrivacySpent, Run};
-use super::settings::{RunSettings, run_setters};
+use super::privacy::{
+    PrivacyCost, dp_run, full_data_accountant, full_data_label, gaussian_release,
+};
+use super::settings::{RunSettings, hmc_setters, run_setters};
 use crate::accounting::{Accountant, Gradient, Method, PrivacyEvent, Releases};
 use crate::error::{Error, Result};
 use crate::models::Model;
@@ -77,6 +77,8 @@ impl Default for DpHmc {
 }
 
 run_setters!(DpHmc);
+hmc_setters!(DpHmc);
+dp_run!(DpHmc);
 
 impl DpHmc {
     /// Defaults: the thesis' easy-2d tuning (τ_l 0.1, τ_g 0.4, L 10, η 5e-4, b_l 2, b_g 1).
@@ -93,24 +95,6 @@ impl DpHmc {
     #[must_use]
     pub fn tau_g(mut self, v: f64) -> Self {
         self.tau_g = v;
-        self
-    }
-    /// Leapfrog steps L.
-    #[must_use]
-    pub fn leapfrog_steps(mut self, l: usize) -> Self {
-        self.leapfrog_steps = l;
-        self
-    }
-    /// Leapfrog step size η.
-    #[must_use]
-    pub fn step_size(mut self, eta: f64) -> Self {
-        self.step_size = eta;
-        self
-    }
-    /// Diagonal mass matrix.
-    #[must_use]
-    pub fn mass(mut self, m: Vec<f64>) -> Self {
-        self.mass = Some(m);
         self
     }
     /// Ratio clip bound b_l.
@@ -163,19 +147,6 @@ impl DpHmc {
             self.gradient,
         )
         .map(|k| k.with_lattice(lattice))
-    }
-
-    /// Iterations per chain and the privacy they spend.
-    pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
-        let plan = plan(self, &self.run, n_rows)?;
-        Ok((plan.iterations, plan.planned().clone()))
-    }
-
-    /// Run the chains.
-    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
-        let kernel = self.kernel(model)?;
-        let plan = plan(self, &self.run, model.n_rows())?;
-        finish(&kernel, model, &self.run, self, Some(plan))
     }
 }
 

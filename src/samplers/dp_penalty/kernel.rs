@@ -49,6 +49,16 @@ pub struct DpPenaltyState {
     walk: RandomWalk,
 }
 
+/// The settings every penalty kernel validates: `tau > 0`, `clip_bound > 0`, proposal sds > 0.
+pub(crate) fn check_penalty(tau: f64, clip_bound: f64, proposal_sd: &[f64]) -> Result<()> {
+    check::positive("tau", tau)?;
+    check::positive("clip_bound", clip_bound)?;
+    for &s in proposal_sd {
+        check::positive("proposal_sd", s)?;
+    }
+    Ok(())
+}
+
 impl DpPenaltyKernel {
     /// Validate the settings (`tau > 0`, `clip_bound > 0`, proposal sds > 0).
     pub fn new(
@@ -57,11 +67,7 @@ impl DpPenaltyKernel {
         proposal_sd: Vec<f64>,
         proposal: ProposalKind,
     ) -> Result<Self> {
-        check::positive("tau", tau)?;
-        check::positive("clip_bound", clip_bound)?;
-        for &s in &proposal_sd {
-            check::positive("proposal_sd", s)?;
-        }
+        check_penalty(tau, clip_bound, &proposal_sd)?;
         Ok(DpPenaltyKernel {
             tau,
             clip_bound,

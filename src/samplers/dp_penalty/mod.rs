@@ -4,13 +4,14 @@
 mod kernel;
 
 pub use kernel::DpPenaltyKernel;
+pub(crate) use kernel::check_penalty;
 
 use serde::{Deserialize, Serialize};
 
-use super::driver::finish;
-use super::privacy::{PrivacyCost, full_data_accountant, full_data_label, gaussian_release, plan};
+use super::privacy::{
+    PrivacyCost, dp_run, full_data_accountant, full_data_label, gaussian_release,
+};
 use super::proposal::{ProposalKind, StepSize};
-use super::run::{PrivacySpent, Run};
 use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::{Accountant, Method, Releases};
 use crate::error::Result;
@@ -71,6 +72,7 @@ impl Default for DpPenalty {
 }
 
 run_setters!(DpPenalty);
+dp_run!(DpPenalty);
 penalty_setters!(DpPenalty);
 
 impl DpPenalty {
@@ -94,19 +96,6 @@ impl DpPenalty {
             DpPenaltyKernel::new(self.tau, self.clip_bound, sd, self.proposal)?
                 .with_lattice(self.noise.lattice()?),
         )
-    }
-
-    /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).
-    pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
-        let plan = plan(self, &self.run, n_rows)?;
-        Ok((plan.iterations, plan.planned().clone()))
-    }
-
-    /// Run the chains.
-    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
-        let kernel = self.kernel(model)?;
-        let plan = plan(self, &self.run, model.n_rows())?;
-        finish(&kernel, model, &self.run, self, Some(plan))
     }
 }
 

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::driver::finish;
 use super::proposal::ClipDistance;
 use super::run::Run;
-use super::settings::{RunSettings, run_setters};
+use super::settings::{RunSettings, clipped_baseline_setters, hmc_setters, run_setters};
 use crate::error::Result;
 use crate::models::Model;
 
@@ -59,41 +59,13 @@ impl Default for Hmc {
 }
 
 run_setters!(Hmc);
+hmc_setters!(Hmc);
+clipped_baseline_setters!(Hmc);
 
 impl Hmc {
     /// Defaults: L = 15, η = 0.001, identity mass, no clipping.
     pub fn builder() -> Self {
         Self::default()
-    }
-    /// Leapfrog steps L.
-    #[must_use]
-    pub fn leapfrog_steps(mut self, l: usize) -> Self {
-        self.leapfrog_steps = l;
-        self
-    }
-    /// Step size η.
-    #[must_use]
-    pub fn step_size(mut self, eta: f64) -> Self {
-        self.step_size = eta;
-        self
-    }
-    /// Diagonal mass matrix.
-    #[must_use]
-    pub fn mass(mut self, m: Vec<f64>) -> Self {
-        self.mass = Some(m);
-        self
-    }
-    /// Clip per-row ratios at `b·dist(θ, θ')`.
-    #[must_use]
-    pub fn clip_bound(mut self, b: f64) -> Self {
-        self.clip_bound = Some(b);
-        self
-    }
-    /// Distance scaling the clip bound.
-    #[must_use]
-    pub fn clip_distance(mut self, d: ClipDistance) -> Self {
-        self.clip_distance = d;
-        self
     }
     /// Run the chains.
     pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {

@@ -23,6 +23,7 @@ use crate::models::Model;
 use crate::noise::Lattice;
 use crate::rng::ChainRng;
 use crate::samplers::batch::SubsampledState;
+use crate::samplers::dp_penalty::check_penalty;
 use crate::samplers::kernel::{Kernel, StepInfo, metropolis};
 use crate::samplers::proposal::{ProposalKind, distance};
 
@@ -60,12 +61,8 @@ impl MinibatchPenaltyKernel {
         proposal_sd: Vec<f64>,
         proposal: ProposalKind,
     ) -> Result<Self> {
-        check::positive("tau", tau)?;
-        check::positive("clip_bound", clip_bound)?;
+        check_penalty(tau, clip_bound, &proposal_sd)?;
         check::at_least_one("batch_size", batch_size)?;
-        for &s in &proposal_sd {
-            check::positive("proposal_sd", s)?;
-        }
         Ok(MinibatchPenaltyKernel {
             tau,
             clip_bound,
@@ -118,8 +115,7 @@ impl Kernel for MinibatchPenaltyKernel {
     }
 
     fn validate<M: Model + ?Sized>(&self, model: &M) -> Result<()> {
-        check::len("proposal_sd", self.proposal_sd.len(), model.dim())?;
-        check_batch(self.batch_size, model.n_rows())
+        SubsampledState::validate(model, &self.proposal_sd, self.batch_size)
     }
 
     fn init<M: Model + ?Sized>(

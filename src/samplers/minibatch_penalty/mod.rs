@@ -8,10 +8,8 @@ pub(crate) use kernel::check_batch;
 
 use serde::{Deserialize, Serialize};
 
-use super::driver::finish;
-use super::privacy::{PrivacyCost, plan};
+use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::{ProposalKind, StepSize};
-use super::run::{PrivacySpent, Run};
 use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::{
     Accountant, Fourier, Method, PrivacyEvent, Rdp, Releases, WorBound, integer_orders,
@@ -87,6 +85,7 @@ impl Default for MinibatchPenalty {
 }
 
 run_setters!(MinibatchPenalty);
+dp_run!(MinibatchPenalty);
 penalty_setters!(MinibatchPenalty);
 
 impl MinibatchPenalty {
@@ -135,19 +134,6 @@ impl MinibatchPenalty {
         .with_lattice(self.noise.lattice()?);
         k.finite_population_correction = self.finite_population_correction;
         Ok(k)
-    }
-
-    /// Iterations per chain and the privacy they spend (Algorithm 2 unless `iterations` is set).
-    pub fn budget(&self, n_rows: usize) -> Result<(usize, PrivacySpent)> {
-        let plan = plan(self, &self.run, n_rows)?;
-        Ok((plan.iterations, plan.planned().clone()))
-    }
-
-    /// Run the chains.
-    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
-        let kernel = self.kernel(model)?;
-        let plan = plan(self, &self.run, model.n_rows())?;
-        finish(&kernel, model, &self.run, self, Some(plan))
     }
 
     /// The accountant method in force: discrete noise is always accounted with RDP.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::driver::finish;
 use super::proposal::{ClipDistance, StepSize};
 use super::run::Run;
-use super::settings::{RunSettings, run_setters};
+use super::settings::{RunSettings, clipped_baseline_setters, run_setters};
 use crate::error::Result;
 use crate::models::Model;
 
@@ -50,6 +50,7 @@ impl Default for Rwmh {
 }
 
 run_setters!(Rwmh);
+clipped_baseline_setters!(Rwmh);
 
 impl Rwmh {
     /// Defaults: proposal sd 0.01, no clipping, 4 chains.
@@ -60,18 +61,6 @@ impl Rwmh {
     #[must_use]
     pub fn proposal_sd(mut self, sd: impl Into<StepSize>) -> Self {
         self.proposal_sd = sd.into();
-        self
-    }
-    /// Clip per-row ratios at `b·dist(θ, θ')`.
-    #[must_use]
-    pub fn clip_bound(mut self, b: f64) -> Self {
-        self.clip_bound = Some(b);
-        self
-    }
-    /// Distance scaling the clip bound (L2 default; the thesis code's `|Σ diff|` as an option).
-    #[must_use]
-    pub fn clip_distance(mut self, d: ClipDistance) -> Self {
-        self.clip_distance = d;
         self
     }
     /// Run the chains.
