@@ -13,13 +13,7 @@ use dp_mcmc::samplers::{DpHmc, DpPenalty, MinibatchPenalty, ProposalKind, Run};
 /// (the last positions pass `testing::check_normal_draws`: per coordinate, the
 /// mean within 5 s.e. and a Kolmogorov-Smirnov test at α = 1e-6).
 fn assert_invariant(run: &Run, mean: &[f64], var: f64) {
-    let d = mean.len();
-    let last: Vec<Vec<f64>> = run
-        .chains
-        .iter()
-        .map(|ch| ch.draws[ch.draws.len() - d..].to_vec())
-        .collect();
-    if let Err(e) = check_normal_draws(&last, mean, var) {
+    if let Err(e) = check_normal_draws(&run.last_draws(), mean, var) {
         panic!("{e}");
     }
 }

@@ -224,6 +224,26 @@ impl Run {
         self.privacy.as_ref().map(|p| p.delta)
     }
 
+    /// The last saved draw of every chain, in chain order (empty for a chain without draws).
+    ///
+    /// ```
+    /// # use dp_mcmc::models::testing::IsotropicGaussian;
+    /// # use dp_mcmc::samplers::Rwmh;
+    /// let model = IsotropicGaussian::new(vec![0.1, -0.3, 0.7], 1)?;
+    /// let run = Rwmh::builder().proposal_sd(0.5).iterations(10).chains(3).start(vec![0.0]).run(&model)?;
+    /// let last = run.last_draws();
+    /// assert_eq!((last.len(), last[0].len()), (3, 1));
+    /// assert_eq!(last[0][0], run.chains[0].draws[9]);
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn last_draws(&self) -> Vec<Vec<f64>> {
+        let d = self.dim();
+        self.chains
+            .iter()
+            .map(|c| c.draws[c.draws.len().saturating_sub(d)..].to_vec())
+            .collect()
+    }
+
     /// Parameter dimension.
     pub fn dim(&self) -> usize {
         self.param_names.len()
