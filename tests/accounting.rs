@@ -762,7 +762,31 @@ fn cli_delta_epsilon() {
             (v["delta"].as_f64().unwrap() - want).abs() < 1e-7,
             "{acc} {sampling}: {v}"
         );
+        // the thesis' grid answered
+        assert_eq!(
+            (v["nx"].as_u64(), v["window"].as_f64()),
+            (Some(1_000_000), Some(20.0))
+        );
     }
+    // Issue 14: the thesis' grid cannot answer this query (the loss leaves the window at
+    // nx = 1e6 and 2e6); the accountant refines until a grid answers and says which one.
+    let (c, v, _) = cli_line(
+        "epsilon --accountant fourier --noise-multiplier 0.8 --steps 100000 --sampling poisson --q 0.001 --delta 1e-6",
+    );
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(
+        (v["nx"].as_u64(), v["window"].as_f64()),
+        (Some(4_000_000), Some(20.0))
+    );
+    assert!(v["epsilon"].as_f64().unwrap() > 0.0);
+    // and a grid the user set stays the first one tried
+    let (_, v, _) = cli_line(
+        "delta --accountant fourier --noise-multiplier 2 --steps 100 --sampling poisson --q 0.01 --epsilon 1 --nx 20000 --window 10",
+    );
+    assert_eq!(
+        (v["nx"].as_u64(), v["window"].as_f64()),
+        (Some(20_000), Some(10.0))
+    );
     // Each case: the arguments (split at spaces) and the flag the error must name.
     for (args, flag) in [
         (

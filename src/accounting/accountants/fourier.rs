@@ -16,7 +16,9 @@ use crate::error::{Error, Result, check};
 /// the pair's per-record bound: conservative, the thesis' call, THESIS-NOTES §7), plus `NoOp`,
 /// `Composed`, `SelfComposed`. All events of one accountant must share one relation. Bare
 /// `Gaussian` events are rejected (use [`Pld`](super::Pld)). Grid: nx = 1e6, L = 20 (the
-/// thesis' defaults); FA's discretisation error is not bounded rigorously (THESIS-NOTES §9).
+/// thesis' defaults); where that grid cannot answer, `epsilon`/`delta` refine it
+/// ([`FourierAccountant::delta_adaptive`]). FA's discretisation error is not bounded
+/// rigorously (THESIS-NOTES §9).
 ///
 /// Clones share the engines' cached spectra, so the many evaluations of Algorithm 2 compute each
 /// single-step spectrum once.
@@ -241,14 +243,14 @@ impl Accountant for Fourier {
         if self.is_empty() {
             return Ok(0.0);
         }
-        self.accountant()?.epsilon(d, &self.parts)
+        Ok(self.accountant()?.epsilon_adaptive(d, &self.parts)?.value)
     }
     fn delta(&self, epsilon: f64) -> Result<f64> {
         let e = check::non_negative("epsilon", epsilon)?;
         if self.is_empty() {
             return Ok(0.0);
         }
-        self.accountant()?.delta(e, &self.parts)
+        Ok(self.accountant()?.delta_adaptive(e, &self.parts)?.value)
     }
 }
 

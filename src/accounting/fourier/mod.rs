@@ -42,6 +42,7 @@
 //! frequencies skipped) instead of a PLD evaluation and two FFTs; [`FourierPld::max_steps`]
 //! runs Algorithm 2 on top of that.
 
+mod adaptive;
 mod compose;
 mod grid;
 mod pld;
@@ -50,6 +51,7 @@ mod tests;
 
 use std::sync::{Arc, Mutex};
 
+pub use adaptive::{AUTO_MAX_NX, AUTO_REFINEMENTS, GridAnswer};
 pub use pld::FourierPld;
 
 use crate::error::{Error, Result, check};

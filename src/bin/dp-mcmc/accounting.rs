@@ -160,10 +160,13 @@ pub struct MechanismArgs {
     /// rdp + without-replacement: the thesis code's sum to j = α−1 (optimistic).
     #[arg(long)]
     thesis_compatible: bool,
-    /// Fourier grid size.
+    /// Fourier grid size (the thesis' 1e6). Where this grid cannot answer (the loss leaves the
+    /// window, the power overflows) up to three finer grids are tried (nx doubled, at most 2^22 points); the JSON's `nx`
+    /// and `window` say which grid answered. The Fourier accountant has no error bound: for a
+    /// certified interval use `--accountant pld`.
     #[arg(long, default_value_t = 1_000_000, allow_hyphen_values = true)]
     nx: usize,
-    /// Fourier window L.
+    /// Fourier window L (the thesis' 20); widened automatically for an ε outside it.
     #[arg(long, default_value_t = 20.0, allow_hyphen_values = true)]
     window: f64,
 }
@@ -502,6 +505,7 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
     let s = m.noise_multiplier;
     let k = m.steps as f64;
     let mut order = None;
+    let mut grid = None;
     let value = match (m.accountant, q) {
         (AccountantArg::Zcdp, _) => {
             let rho = k / (2.0 * s * s);
@@ -536,10 +540,12 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
             };
             let fa = FourierAccountant::new(relation).nx(m.nx).window(m.window);
             let parts = [SubsampledGaussian::new(s, q, m.steps)?];
-            match query {
-                Query::Delta(e) => fa.delta(e, &parts)?,
-                Query::Epsilon(d) => fa.epsilon(d, &parts)?,
-            }
+            let answer = match query {
+                Query::Delta(e) => fa.delta_adaptive(e, &parts)?,
+                Query::Epsilon(d) => fa.epsilon_adaptive(d, &parts)?,
+            };
+            grid = Some((answer.nx, answer.window));
+            answer.value
         }
         (AccountantArg::Fourier, None) => unreachable!("rejected by resolve()"),
     };
@@ -555,6 +561,11 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
         .expect("json! of an object literal is an object");
     if let Some(q) = q {
         obj.insert("q".into(), json!(q));
+    }
+    if let Some((nx, window)) = grid {
+        // the Fourier grid that answered (the requested one unless it could not)
+        obj.insert("nx".into(), json!(nx));
+        obj.insert("window".into(), json!(window));
     }
     if let Some(a) = order {
         obj.insert("optimal_order".into(), json!(a));

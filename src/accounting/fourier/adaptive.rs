@@ -1,0 +1,132 @@
+//! Answers on a grid that can give them: the accountant's own grid first (so every answer it
+//! gives, e.g. the thesis' nx = 1e6, L = 20, is unchanged), then, only where that grid fails
+//! numerically (the composed loss leaves the window, `|F|^k` overflows, Newton's iteration does
+//! not converge), finer grids (nx doubled, L kept, at most [`AUTO_REFINEMENTS`] times and up to
+//! [`AUTO_MAX_NX`] points); a δ query at an ε
+//! outside the window widens the window first (nx scaled with it, so the step is kept).
+//!
+//! The Fourier accountant has no error bound: a refined grid that answers is still an
+//! approximation (see the module docs). For a certified interval use the PLD accountant.
+
+use super::{FourierAccountant, SubsampledGaussian};
+use crate::error::{Error, Result};
+
+/// The finest grid the automatic refinement tries: 2^22 points (about 4.2 million, 64 MiB per
+/// complex spectrum, about a second per query on 2 cores).
+pub const AUTO_MAX_NX: usize = 1 << 22;
+
+/// At most this many refinements (nx doubled each time) after the accountant's own grid fails.
+pub const AUTO_REFINEMENTS: u32 = 3;
+
+/// A Fourier accountant answer and the grid that gave it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GridAnswer {
+    /// δ(ε) or ε(δ).
+    pub value: f64,
+    /// Grid size nx that answered.
+    pub nx: usize,
+    /// Window L that answered.
+    pub window: f64,
+}
+
+impl FourierAccountant {
+    /// FA's δ(ε) ([`delta`](Self::delta)) on this accountant's grid, or, where that grid cannot
+    /// answer, on the first refined or widened one that can (see the module docs of
+    /// `fourier::adaptive`).
+    ///
+    /// # Errors
+    /// Invalid parameters as [`delta`](Self::delta); a numerical failure on every grid tried.
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
+    /// let fa = FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement);
+    /// let part = SubsampledGaussian::minibatch_penalty(0.7, 1000, 100_000, 828)?;
+    /// // the thesis' grid answers: the same value as `delta`
+    /// let a = fa.delta_adaptive(4.0, &[part])?;
+    /// assert_eq!((a.value, a.nx, a.window), (fa.delta(4.0, &[part])?, 1_000_000, 20.0));
+    /// // ε = 30 lies outside L = 20: the window is widened (same step)
+    /// let wide = fa.clone().nx(100_000).delta_adaptive(30.0, &[part])?;
+    /// assert!(wide.window > 30.0 && wide.value < 1e-12);
+    /// assert!(fa.delta_adaptive(-1.0, &[part]).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn delta_adaptive(&self, epsilon: f64, parts: &[SubsampledGaussian]) -> Result<GridAnswer> {
+        self.check_grid()?;
+        let mut start = self.clone();
+        if epsilon.is_finite() && epsilon >= self.l && epsilon > 0.0 {
+            // the smallest power-of-two widening that puts ε well inside the window
+            let mut factor = 2usize;
+            while self.l * factor as f64 <= 1.25 * epsilon && factor < 1 << 30 {
+                factor *= 2;
+            }
+            let l = self.l * factor as f64;
+            if l > Self::MAX_WINDOW || self.nx.saturating_mul(factor) > AUTO_MAX_NX {
+                return self.delta(epsilon, parts).map(|v| self.answer(v));
+            }
+            start = FourierAccountant::new(self.relation)
+                .nx(self.nx * factor)
+                .window(l);
+        }
+        start.refine(|fa| fa.delta(epsilon, parts))
+    }
+
+    /// FA's ε(δ) ([`epsilon`](Self::epsilon), rounded up) on this accountant's grid, or, where
+    /// that grid cannot answer, on the first refined one that can.
+    ///
+    /// # Errors
+    /// Invalid parameters as [`epsilon`](Self::epsilon); a numerical failure on every grid
+    /// tried.
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
+    /// let fa = FourierAccountant::new(FourierRelation::AddRemovePoisson).nx(100_000);
+    /// let part = SubsampledGaussian::new(2.0, 0.01, 1000)?;
+    /// let a = fa.epsilon_adaptive(1e-5, &[part])?;
+    /// assert_eq!((a.value, a.nx), (fa.epsilon(1e-5, &[part])?, 100_000));
+    /// assert!(fa.epsilon_adaptive(2.0, &[part]).is_err()); // δ must be in (0, 1)
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn epsilon_adaptive(&self, delta: f64, parts: &[SubsampledGaussian]) -> Result<GridAnswer> {
+        self.refine(|fa| fa.epsilon(delta, parts))
+    }
+
+    fn answer(&self, value: f64) -> GridAnswer {
+        GridAnswer {
+            value,
+            nx: self.nx,
+            window: self.l,
+        }
+    }
+
+    /// `query` on this grid, then on grids with nx doubled while it fails numerically.
+    fn refine(&self, query: impl Fn(&FourierAccountant) -> Result<f64>) -> Result<GridAnswer> {
+        let mut fa = self.clone();
+        let mut refinements = 0;
+        loop {
+            let err = match query(&fa) {
+                Ok(v) => return Ok(fa.answer(v)),
+                Err(e @ Error::Numerical { .. }) => e,
+                Err(e) => return Err(e),
+            };
+            let finer = fa.nx.saturating_mul(2);
+            if refinements == AUTO_REFINEMENTS || finer > AUTO_MAX_NX {
+                if refinements == 0 {
+                    return Err(err);
+                }
+                return Err(Error::Numerical {
+                    what: "Fourier accountant",
+                    reason: format!(
+                        "no grid answered: nx = {} to {} at L = {} ({err}); the Fourier \
+                         accountant is an approximation without a certificate: use the PLD \
+                         accountant (`--accountant pld`) for a certified interval",
+                        self.nx, fa.nx, fa.l
+                    ),
+                });
+            }
+            refinements += 1;
+            fa = FourierAccountant::new(fa.relation).nx(finer).window(fa.l);
+        }
+    }
+}
