@@ -296,7 +296,8 @@ macro_rules! dp_run {
                 Ok((plan.iterations, plan.planned().clone()))
             }
 
-            /// Run the chains; the [`Run`]'s privacy carries the ledger of what they released.
+            /// Run the chains; the run's privacy (`Run::privacy`) carries the ledger of what they
+            /// released.
             ///
             /// # Errors
             /// Invalid settings or start points, a budget that allows no iteration, a model

@@ -1,5 +1,5 @@
 //! DP HMC (thesis Chapter 4): the builder and its privacy cost. The kernel is the HMC kernel
-//! with noise ([`HmcKernel`](super::hmc::HmcKernel) with [`HmcNoise`]).
+//! with noise ([`super::hmc::HmcKernel`] with [`HmcNoise`]).
 
 use serde::{Deserialize, Serialize};
 

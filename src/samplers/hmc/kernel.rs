@@ -52,7 +52,7 @@ pub struct HmcNoise {
 /// `max_time`, so its work must stay bounded.
 pub const MAX_LEAPFROG_STEPS: usize = 1 << 20;
 
-/// HMC kernel settings (build with [`Hmc`](super::Hmc) or [`DpHmc`](super::DpHmc)).
+/// HMC kernel settings (build with [`Hmc`](crate::samplers::Hmc) or [`DpHmc`](crate::samplers::DpHmc)).
 #[derive(Clone, Debug)]
 pub struct HmcKernel {
     /// Leapfrog steps L.
