@@ -60,6 +60,10 @@ pub struct ReproduceArgs {
     /// Skip writing the HTML figures.
     #[arg(long)]
     no_figures: bool,
+    /// Recompute every task: delete the grids' result tables under `--out` first (a rerun
+    /// otherwise keeps the rows already there and runs only the missing tasks).
+    #[arg(long)]
+    fresh: bool,
 }
 
 struct Ctx<'a> {
@@ -129,12 +133,32 @@ impl Ctx<'_> {
 
     fn grid(&mut self, tasks: &[dp_mcmc::experiments::Task], name: &str) -> Result<GridReport> {
         let path = self.table(name);
+        if self.args.fresh && path.exists() {
+            std::fs::remove_file(&path)?;
+        }
         eprintln!(
             "[dp-mcmc reproduce] {name}: {} tasks -> {}",
             tasks.len(),
             path.display()
         );
         let report = self.runner().run(tasks, &path)?;
+        if report.skipped > 0 {
+            // What a rerun did: rows already in the table are kept, not recomputed.
+            let recorded: f64 = read_results(&path)?
+                .iter()
+                .map(|r| r.wall_seconds)
+                .filter(|s| s.is_finite())
+                .sum();
+            eprintln!(
+                "[dp-mcmc reproduce] {name}: {} of {} tasks were already finished in {} and kept \
+                 (their recorded task time: {recorded:.0} s); {} run now. To recompute them, \
+                 rerun with --fresh or with a new --out DIR",
+                report.skipped,
+                report.tasks,
+                path.display(),
+                report.completed + report.failed.len(),
+            );
+        }
         self.files.push(path.display().to_string());
         self.parts.insert(name.to_string(), json!(report));
         Ok(report)
