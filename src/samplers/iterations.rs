@@ -225,10 +225,10 @@ fn full_data(
     sampler: &dyn PrivacyCost,
     algorithm: Algorithm,
     method: Method,
-    target: &impl Target,
+    (n, epsilon, delta): (u64, f64, Option<f64>),
     params: Vec<(&str, f64)>,
 ) -> Result<IterationBudget> {
-    let (n, (eps, delta)) = (target.n(), target.budget()?);
+    let (eps, delta) = check_budget(epsilon, delta, n)?;
     if !matches!(method, Method::Zcdp | Method::Pld) {
         return Err(unsupported(method, algorithm, "zcdp or pld"));
     }
@@ -237,26 +237,6 @@ fn full_data(
         c, algorithm, method, eps, delta, None, false, params,
     ))
 }
-
-/// The (ε, δ, n) a builder was given.
-trait Target {
-    fn n(&self) -> u64;
-    fn budget(&self) -> Result<(f64, f64)>;
-}
-
-macro_rules! target {
-    ($($t:ty),*) => {$(
-        impl Target for $t {
-            fn n(&self) -> u64 {
-                self.n
-            }
-            fn budget(&self) -> Result<(f64, f64)> {
-                check_budget(self.epsilon, self.delta, self.n)
-            }
-        }
-    )*};
-}
-target!(DpPenaltyIterations, DpHmcIterations);
 
 /// Builder for DP penalty iterations (see [`MaxIterations::dp_penalty`]).
 #[derive(Clone, Debug)]
@@ -287,7 +267,13 @@ impl DpPenaltyIterations {
         let tau = check::positive("tau", self.tau)?;
         let sampler = DpPenalty::builder().tau(tau).accountant(self.method);
         let params = vec![("tau", tau), ("n", self.n as f64)];
-        full_data(&sampler, Algorithm::DpPenalty, self.method, self, params)
+        full_data(
+            &sampler,
+            Algorithm::DpPenalty,
+            self.method,
+            (self.n, self.epsilon, self.delta),
+            params,
+        )
     }
 }
 
@@ -353,7 +339,13 @@ impl DpHmcIterations {
             ("n", self.n as f64),
         ];
         // both gradient schedules are sound; see `params`
-        full_data(&sampler, Algorithm::DpHmc, self.method, self, params)
+        full_data(
+            &sampler,
+            Algorithm::DpHmc,
+            self.method,
+            (self.n, self.epsilon, self.delta),
+            params,
+        )
     }
 }
 
