@@ -277,6 +277,26 @@ fn cli_bad_values_exit_2_naming_the_flag() {
         &format!("{bk} --batch-size 100 --accountant pld"),
         Fails("--accountant"),
     );
+    add(
+        &mut cases,
+        &format!("{bk} --batch-size 100 --accountant rdp-exact"),
+        Json,
+    );
+    add(
+        &mut cases,
+        &format!("{bk} --batch-size 5 --accountant rdp-exact"),
+        Fails("--batch-size"),
+    );
+    add(
+        &mut cases,
+        &format!("{mb} --batch-size 100 --accountant rdp-exact"),
+        Fails("--accountant"),
+    );
+    add(
+        &mut cases,
+        "epsilon --accountant rdp-exact --noise-multiplier 1 --steps 10 --delta 1e-5",
+        Fails("--accountant"),
+    );
 
     // delta / epsilon
     let d = "delta --accountant pld --noise-multiplier 1 --steps 10 --epsilon 1";

@@ -1,4 +1,5 @@
-//! DP Barker accounting (thesis Theorem 7; `exact_rdp.py` of the thesis code, THESIS-NOTES §8).
+//! DP Barker accounting (thesis Theorem 7; `exact_rdp.py` of the thesis code, THESIS-NOTES §8),
+//! and the exact alternative `rdp-exact` ([`BarkerBound::Exact`], `barker_exact.rs`).
 //!
 //! The per-step RDP of the Barker test with the Gaussian-plus-correction noise is bounded by
 //! `rd_approx`, `ε′(α) = 5/(2b) + ln(2b/(b−5α))/(2(α−1)) + 2α/(b−5α)` (valid for `5α < b`), then
@@ -8,7 +9,12 @@
 //! (α = 231 for b = 1300). Stopping earlier only drops valid orders, so it is conservative;
 //! for the same reason orders above [`MAX_ORDER`] = 1024 are not scanned (the thesis' batch
 //! sizes stop far below it; without the cap a huge batch would scan billions of orders).
+//! [`BarkerBound::Exact`] replaces `rd_approx` by the exact supremum of the per-step divergence
+//! ([`barker_rd_exact`](super::barker_rd_exact)) and keeps everything else: the same
+//! amplification, the same scan (its `(α−1)ε′(α)` stays far below the overflow point), the same
+//! conversion.
 
+use super::barker_exact::rd_exact;
 use super::rdp::wbk_thm9;
 use crate::error::{Error, Result, check};
 
@@ -48,6 +54,28 @@ fn rd_approx(alpha: f64, b: f64) -> f64 {
         + 2.0 * alpha / (b - 5.0 * alpha)
 }
 
+/// Which per-step divergence bound of the DP Barker test the RDP accounting uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BarkerBound {
+    /// Thesis Theorem 7 (`rd_approx`), as the thesis code: the default.
+    #[default]
+    Theorem7,
+    /// `rdp-exact`: the exact supremum of the Gaussian Rényi divergence over the feasible
+    /// family of batch pairs ([`barker_rd_exact`](super::barker_rd_exact); derivation in
+    /// `docs/ACCOUNTING.md`).
+    Exact,
+}
+
+impl BarkerBound {
+    /// The per-step divergence `ε′(α)` at batch size `b` (`5α < b` for Theorem 7).
+    fn per_step(self, alpha: f64, b: f64) -> f64 {
+        match self {
+            BarkerBound::Theorem7 => rd_approx(alpha, b),
+            BarkerBound::Exact => rd_exact(alpha, b),
+        }
+    }
+}
+
 /// Per-step RDP of DP Barker on the scanned orders; `ε(k)` for any number of steps.
 #[derive(Clone, Debug)]
 pub struct BarkerRdp {
@@ -55,6 +83,7 @@ pub struct BarkerRdp {
     step_rdp: Vec<f64>,
     batch_size: u64,
     n: u64,
+    bound: BarkerBound,
 }
 
 impl BarkerRdp {
@@ -74,6 +103,26 @@ impl BarkerRdp {
     /// # Ok::<(), dp_mcmc::Error>(())
     /// ```
     pub fn new(batch_size: u64, n: u64) -> Result<Self> {
+        Self::with_bound(batch_size, n, BarkerBound::Theorem7)
+    }
+
+    /// [`BarkerRdp::new`] with the per-step bound `bound`, on the same orders.
+    ///
+    /// # Errors
+    /// As [`BarkerRdp::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{BarkerBound, BarkerRdp};
+    /// let thm7 = BarkerRdp::new(1300, 100_000)?;
+    /// let exact = BarkerRdp::with_bound(1300, 100_000, BarkerBound::Exact)?;
+    /// // the exact divergence spends far less ε on the thesis' 106 iterations
+    /// let (e7, ex) = (thm7.epsilon(106.0, 1e-6)?.0, exact.epsilon(106.0, 1e-6)?.0);
+    /// assert!(ex < e7 / 2.0, "{ex} vs {e7}");
+    /// assert!(BarkerRdp::with_bound(19, 100_000, BarkerBound::Exact).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn with_bound(batch_size: u64, n: u64, bound: BarkerBound) -> Result<Self> {
         check::at_least_one("n", n as usize)?;
         check::at_least_one("batch_size", batch_size as usize)?;
         if batch_size > n {
@@ -97,10 +146,10 @@ impl BarkerRdp {
         let ln_max = f64::MAX.ln();
         for alpha in 3..a_max.min(MAX_ORDER + 1) as u32 {
             let a = f64::from(alpha);
-            if (a - 1.0) * rd_approx(a, b) > ln_max {
+            if (a - 1.0) * bound.per_step(a, b) > ln_max {
                 break; // the thesis code's overflow break (THESIS-NOTES §8)
             }
-            let e = wbk_thm9(q, alpha, alpha, |j| rd_approx(j, b));
+            let e = wbk_thm9(q, alpha, alpha, |j| bound.per_step(j, b));
             if !e.is_finite() {
                 break;
             }
@@ -112,6 +161,7 @@ impl BarkerRdp {
             step_rdp,
             batch_size,
             n,
+            bound,
         })
     }
 
@@ -158,6 +208,11 @@ impl BarkerRdp {
     /// Number of rows n.
     pub fn n(&self) -> u64 {
         self.n
+    }
+
+    /// The per-step bound in use.
+    pub fn bound(&self) -> BarkerBound {
+        self.bound
     }
 }
 

@@ -13,17 +13,22 @@ pub enum Method {
     Pld,
     /// Rényi DP (Theorem 8 for the minibatch penalty, Theorem 7 for DP Barker).
     Rdp,
+    /// DP Barker only: Rényi DP with the exact per-step divergence of the Barker test over its
+    /// feasible family instead of Theorem 7's bound (`rdp-exact`; same amplification, orders
+    /// and conversion; [`BarkerBound::Exact`](super::BarkerBound::Exact)).
+    RdpExact,
     /// Fourier accountant of Koskela et al. (minibatch penalty; substitute relation).
     Fourier,
 }
 
 impl Method {
-    /// Label used in tables and plots: "zCDP", "ADP", "RDP", "Fourier".
+    /// Label used in tables and plots: "zCDP", "ADP", "RDP", "RDP-exact", "Fourier".
     pub fn label(self) -> &'static str {
         match self {
             Method::Zcdp => "zCDP",
             Method::Pld => "ADP",
             Method::Rdp => "RDP",
+            Method::RdpExact => "RDP-exact",
             Method::Fourier => "Fourier",
         }
     }

@@ -13,6 +13,7 @@
 //! | subsampled RDP without replacement | Thm 7/8 (WBK19 Thm 9) | [`wor_subsampled_gaussian_rdp`] |
 //! | Poisson-subsampled RDP | Mironov–Talwar–Zhang 2019 | [`poisson_subsampled_gaussian_rdp`] |
 //! | DP Barker per-step RDP | Thm 7 (`rd_approx`) | [`BarkerRdp`], [`barker_rd_approx`] |
+//! | DP Barker exact per-step RDP (`rdp-exact`) | beside Thm 7 | [`BarkerBound::Exact`], [`barker_rd_exact`] |
 //! | Fourier accountant | Koskela et al. 2020 | [`Fourier`], [`fourier::FourierAccountant`] |
 //! | iterations for (ε, δ) | Alg. 2, Thm 5–8, 11, 12 | [`Accountant::max_iterations`], [`algorithm2()`], [`algorithm2::search`], `samplers::MaxIterations` |
 //!
@@ -23,6 +24,7 @@
 mod accountants;
 pub mod algorithm2;
 mod barker;
+pub(crate) mod barker_exact;
 pub(crate) mod discrete_gaussian;
 mod event;
 pub mod fourier;
@@ -35,7 +37,8 @@ mod zcdp;
 
 pub use accountants::{Accountant, Fourier, Measure, Pld, Rdp, Zcdp, ZcdpConversion};
 pub use algorithm2::{MAX_ITERATIONS, algorithm2};
-pub use barker::{BarkerRdp, barker_rd_approx};
+pub use barker::{BarkerBound, BarkerRdp, barker_rd_approx};
+pub use barker_exact::barker_rd_exact;
 pub use discrete_gaussian::{
     cks_zcdp_delta, cks_zcdp_epsilon, discrete_gaussian_delta, discrete_gaussian_rho,
 };

@@ -14,7 +14,7 @@ use super::{DpBarker, DpHmc, DpPenalty, MinibatchPenalty};
 use crate::accounting::algorithm2::beyond_cap;
 use crate::accounting::fourier::{FourierAccountant, FourierRelation};
 use crate::accounting::{
-    Accountant, Algorithm, Fourier, Gradient, IterationBudget, Method, Rdp, WorBound,
+    Accountant, Algorithm, BarkerBound, Fourier, Gradient, IterationBudget, Method, Rdp, WorBound,
 };
 use crate::error::{Error, Result, check};
 
@@ -104,14 +104,19 @@ impl MaxIterations {
         }
     }
 
-    /// DP Barker with batch size b out of n rows (Theorem 7).
+    /// DP Barker with batch size b out of n rows (Theorem 7; `.method(Method::RdpExact)`: the
+    /// exact per-step divergence).
     ///
     /// # Examples
     /// ```
+    /// use dp_mcmc::accounting::Method;
     /// use dp_mcmc::samplers::MaxIterations;
     /// // thesis code (THESIS-NOTES §16): easy-2d barker, ε = 1 → 106
     /// assert_eq!(MaxIterations::dp_barker(1300, 100_000).epsilon(1.0).compute()?.iterations, 106);
+    /// let exact = MaxIterations::dp_barker(1300, 100_000).epsilon(1.0).method(Method::RdpExact);
+    /// assert!(exact.compute()?.iterations > 8 * 106);
     /// assert!(MaxIterations::dp_barker(1300, 100_000).epsilon(0.0).compute().is_err());
+    /// assert!(MaxIterations::dp_barker(1300, 100_000).epsilon(1.0).method(Method::Pld).compute().is_err());
     /// # Ok::<(), dp_mcmc::Error>(())
     /// ```
     pub fn dp_barker(batch_size: u64, n: u64) -> DpBarkerIterations {
@@ -120,6 +125,7 @@ impl MaxIterations {
             n,
             epsilon: f64::NAN,
             delta: None,
+            method: Method::Rdp,
         }
     }
 }
@@ -494,21 +500,39 @@ pub struct DpBarkerIterations {
     n: u64,
     epsilon: f64,
     delta: Option<f64>,
+    method: Method,
 }
 
 impl DpBarkerIterations {
     budget_setters!();
 
-    /// Validate and compute (Theorem 7 RDP, Algorithm 2 on ε(k) with low 0, high 1024).
+    /// `Method::Rdp` (Theorem 7, default) or `Method::RdpExact` (the exact per-step divergence
+    /// over the feasible family; same amplification, orders and conversion).
+    #[must_use]
+    pub fn method(mut self, method: Method) -> Self {
+        self.method = method;
+        self
+    }
+
+    /// Validate and compute (RDP with Theorem 7 or the exact per-step divergence, Algorithm 2
+    /// on ε(k) with low 0, high 1024).
     ///
     /// # Errors
-    /// ε ≤ 0 or NaN, δ ∉ (0,1), n = 0, batch_size < 20 or > n.
+    /// ε ≤ 0 or NaN, δ ∉ (0,1), n = 0, batch_size < 20 or > n, a method other than `Rdp` or
+    /// `RdpExact`.
     pub fn compute(&self) -> Result<IterationBudget> {
         let n_rows = check_n(self.n)?;
         let (eps, delta) = check_budget(self.epsilon, self.delta, self.n)?;
+        let bound = match self.method {
+            Method::Rdp => BarkerBound::Theorem7,
+            Method::RdpExact => BarkerBound::Exact,
+            m => return Err(unsupported(m, Algorithm::DpBarker, "rdp or rdp-exact")),
+        };
         // validates the batch (1 ≤ b ≤ n, b ≥ 20) with Theorem 7's messages
-        let mut orders = Rdp::for_dp_barker(self.batch_size, self.n)?;
-        let sampler = DpBarker::builder().batch_size(self.batch_size as usize);
+        let mut orders = Rdp::for_dp_barker_with(self.batch_size, self.n, bound)?;
+        let sampler = DpBarker::builder()
+            .batch_size(self.batch_size as usize)
+            .accountant(self.method);
         let c = count(
             &sampler,
             sampler.new_accountant(self.n)?,
@@ -522,7 +546,7 @@ impl DpBarkerIterations {
         Ok(budget(
             c,
             Algorithm::DpBarker,
-            Method::Rdp,
+            self.method,
             eps,
             delta,
             Some(order),

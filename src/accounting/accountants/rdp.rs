@@ -2,7 +2,7 @@
 //! Barker's Theorem 7 test).
 
 use super::{Accountant, Measure, inner_gaussian, unsupported, walk, wor_rate};
-use crate::accounting::barker::BarkerRdp;
+use crate::accounting::barker::{BarkerBound, BarkerRdp};
 use crate::accounting::event::PrivacyEvent;
 use crate::accounting::rdp::{
     RdpConversion, WorBound, integer_orders, poisson_rdp, rdp_to_delta, rdp_to_epsilon, wor_rdp,
@@ -13,15 +13,17 @@ use crate::error::{Error, Result, check};
 ///
 /// Supports `Gaussian` (α/(2σ²)), `Zcdp` (ρα), `PoissonSampled{Gaussian}` (Mironov–Talwar–Zhang),
 /// `SampledWithoutReplacement{Gaussian}` (WBK19 Theorem 9 as thesis Theorem 8; integer orders
-/// only, other orders get +∞), `BarkerTest` (thesis Theorem 7 at the orders it scans, +∞
-/// elsewhere: use [`Rdp::for_dp_barker`]), `NoOp`, `Composed`, `SelfComposed`. Default orders: the integers
-/// 2..=256 and the thesis' Theorem 1 conversion.
+/// only, other orders get +∞), `BarkerTest` (thesis Theorem 7, or the exact divergence with
+/// [`Rdp::barker_bound`], at the orders it scans, +∞ elsewhere: use [`Rdp::for_dp_barker`] or
+/// [`Rdp::for_dp_barker_with`]), `NoOp`, `Composed`, `SelfComposed`. Default orders: the
+/// integers 2..=256 and the thesis' Theorem 1 conversion.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rdp {
     orders: Vec<f64>,
     rdp: Vec<f64>,
     conversion: RdpConversion,
     wor: WorBound,
+    barker: BarkerBound,
 }
 
 impl Default for Rdp {
@@ -33,6 +35,7 @@ impl Default for Rdp {
             rdp,
             conversion: RdpConversion::Classic,
             wor: WorBound::Theorem9,
+            barker: BarkerBound::Theorem7,
         }
     }
 }
@@ -112,8 +115,38 @@ impl Rdp {
     /// # Ok::<(), dp_mcmc::Error>(())
     /// ```
     pub fn for_dp_barker(batch_size: u64, n: u64) -> Result<Self> {
-        let barker = BarkerRdp::new(batch_size, n)?;
-        Self::with_orders(barker.per_step().0.to_vec())
+        Self::for_dp_barker_with(batch_size, n, BarkerBound::Theorem7)
+    }
+
+    /// [`Rdp::for_dp_barker`] with the per-step bound `bound` for `BarkerTest` events
+    /// ([`BarkerBound::Exact`]: `rdp-exact`), on the orders it scans.
+    ///
+    /// # Errors
+    /// As [`BarkerRdp::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{Accountant, BarkerBound, PrivacyEvent, Rdp};
+    /// let event = PrivacyEvent::BarkerTest { n: 100_000, batch_size: 1300 };
+    /// let mut thm7 = Rdp::for_dp_barker(1300, 100_000)?;
+    /// let mut exact = Rdp::for_dp_barker_with(1300, 100_000, BarkerBound::Exact)?;
+    /// thm7.compose(&event.clone().repeat(106))?;
+    /// exact.compose(&event.repeat(106))?;
+    /// assert!(exact.epsilon(1e-6)? < thm7.epsilon(1e-6)?);
+    /// assert!(Rdp::for_dp_barker_with(10, 100_000, BarkerBound::Exact).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn for_dp_barker_with(batch_size: u64, n: u64, bound: BarkerBound) -> Result<Self> {
+        let barker = BarkerRdp::with_bound(batch_size, n, bound)?;
+        Ok(Self::with_orders(barker.per_step().0.to_vec())?.barker_bound(bound))
+    }
+
+    /// Per-step bound of `BarkerTest` events (default [`BarkerBound::Theorem7`]). Applies to
+    /// events composed afterwards.
+    #[must_use]
+    pub fn barker_bound(mut self, bound: BarkerBound) -> Self {
+        self.barker = bound;
+        self
     }
 
     /// Conversion to (ε, δ) (default [`RdpConversion::Classic`], the thesis' Theorem 1).
@@ -208,6 +241,7 @@ impl Rdp {
         let mut inc = vec![0.0; self.orders.len()];
         let orders = &self.orders;
         let wor = self.wor;
+        let barker_bound = self.barker;
         walk(event, 1.0, &mut |e, c| {
             let per: Box<dyn Fn(f64) -> f64> = match e {
                 PrivacyEvent::Gaussian { noise_multiplier } => {
@@ -241,7 +275,7 @@ impl Rdp {
                     })
                 }
                 PrivacyEvent::BarkerTest { n, batch_size } => {
-                    let barker = BarkerRdp::new(*batch_size, *n)?;
+                    let barker = BarkerRdp::with_bound(*batch_size, *n, barker_bound)?;
                     Box::new(move |a: f64| barker.step_rdp_at(a))
                 }
                 other => return Err(unsupported("RDP", other)),

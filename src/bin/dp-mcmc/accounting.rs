@@ -28,7 +28,7 @@ pub enum AlgorithmArg {
     DpHmc,
     /// Minibatch DP penalty (Fourier accountant / Thm 8 RDP).
     MinibatchPenalty,
-    /// DP Barker (Thm 7 RDP).
+    /// DP Barker (Thm 7 RDP, or rdp-exact).
     DpBarker,
 }
 
@@ -41,6 +41,9 @@ pub enum AccountantArg {
     Pld,
     /// Rényi DP, integer orders 2..=256 (iterations: the thesis' α grids).
     Rdp,
+    /// DP Barker only (`iterations`): Rényi DP with the exact per-step divergence of the
+    /// Barker test instead of Theorem 7's bound.
+    RdpExact,
     /// Fourier accountant (nx = 1e6, L = 20).
     Fourier,
 }
@@ -90,7 +93,7 @@ pub struct IterationsArgs {
     #[arg(long, value_enum)]
     algorithm: AlgorithmArg,
     /// Accountant [default: pld for dp-penalty/dp-hmc, fourier for minibatch-penalty, rdp for
-    /// dp-barker].
+    /// dp-barker (Theorem 7; rdp-exact: the exact per-step divergence)].
     #[arg(long, value_enum)]
     accountant: Option<AccountantArg>,
     /// Target ε (> 0).
@@ -238,6 +241,7 @@ fn method_of(a: AccountantArg) -> Method {
         AccountantArg::Zcdp => Method::Zcdp,
         AccountantArg::Pld => Method::Pld,
         AccountantArg::Rdp => Method::Rdp,
+        AccountantArg::RdpExact => Method::RdpExact,
         AccountantArg::Fourier => Method::Fourier,
     }
 }
@@ -247,6 +251,7 @@ fn accountant_name(a: AccountantArg) -> &'static str {
         AccountantArg::Zcdp => "zcdp",
         AccountantArg::Pld => "pld",
         AccountantArg::Rdp => "rdp",
+        AccountantArg::RdpExact => "rdp-exact",
         AccountantArg::Fourier => "fourier",
     }
 }
@@ -327,15 +332,17 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
         }
         AlgorithmArg::DpBarker => {
             let acc = a.accountant.unwrap_or(AccountantArg::Rdp);
-            if acc != AccountantArg::Rdp {
-                return Err(bad_accountant(acc, "dp-barker", "rdp"));
+            if !matches!(acc, AccountantArg::Rdp | AccountantArg::RdpExact) {
+                return Err(bad_accountant(acc, "dp-barker", "rdp or rdp-exact"));
             }
             let bs = need(
                 a.batch_size,
                 "--batch-size",
                 "dp-barker needs --batch-size B",
             )?;
-            let mut b = MaxIterations::dp_barker(bs, a.n).epsilon(a.epsilon);
+            let mut b = MaxIterations::dp_barker(bs, a.n)
+                .epsilon(a.epsilon)
+                .method(method_of(acc));
             if let Some(d) = a.delta {
                 b = b.delta(d);
             }
@@ -349,6 +356,7 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
             Method::Zcdp => AccountantArg::Zcdp,
             Method::Pld => AccountantArg::Pld,
             Method::Rdp => AccountantArg::Rdp,
+            Method::RdpExact => AccountantArg::RdpExact,
             Method::Fourier => AccountantArg::Fourier,
         })),
         "method": budget.method.label(),
@@ -421,6 +429,13 @@ fn resolve(m: &MechanismArgs) -> dp_mcmc::Result<(RelationArg, Option<f64>)> {
         return Err(Error::invalid("--steps", 0, "must be at least 1"));
     }
     match (m.accountant, m.sampling) {
+        (AccountantArg::RdpExact, _) => {
+            return Err(Error::invalid(
+                "--accountant",
+                "rdp-exact",
+                "rdp-exact is DP Barker's exact accountant (dp-mcmc iterations --algorithm dp-barker); for a Gaussian mechanism use --accountant rdp",
+            ));
+        }
         (AccountantArg::Zcdp, SamplingArg::None) => {}
         (AccountantArg::Zcdp, _) => {
             return Err(Error::invalid(
@@ -547,7 +562,9 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
             grid = Some((answer.nx, answer.window));
             answer.value
         }
-        (AccountantArg::Fourier, None) => unreachable!("rejected by resolve()"),
+        (AccountantArg::Fourier, None) | (AccountantArg::RdpExact, _) => {
+            unreachable!("rejected by resolve()")
+        }
     };
     let mut out = json!({
         "accountant": accountant_name(m.accountant),

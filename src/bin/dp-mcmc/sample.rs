@@ -56,7 +56,7 @@ pub struct SampleArgs {
     #[arg(long, allow_hyphen_values = true)]
     iterations: Option<usize>,
     /// Accountant for Algorithm 2: pld (default for full data), zcdp, fourier (default for
-    /// minibatch), rdp.
+    /// minibatch), rdp (default for dp-barker: Theorem 7), rdp-exact (dp-barker only).
     #[arg(long)]
     accountant: Option<String>,
     /// DP HMC gradient schedule: fresh (default) or reuse (the March thesis).
@@ -134,10 +134,11 @@ fn parse_method(s: &str) -> Result<Method> {
         "zcdp" => Ok(Method::Zcdp),
         "fourier" | "fa" => Ok(Method::Fourier),
         "rdp" => Ok(Method::Rdp),
+        "rdp-exact" => Ok(Method::RdpExact),
         _ => Err(Error::invalid(
             "--accountant",
             s,
-            "use pld, zcdp, fourier or rdp",
+            "use pld, zcdp, fourier, rdp or rdp-exact (dp-barker)",
         )),
     }
 }
@@ -171,7 +172,17 @@ fn configure(a: &SampleArgs, exp: Experiment, kind: SamplerKind, n: usize) -> Re
             p.accountant = method.unwrap_or(Method::Fourier);
             p.thesis_compatible = a.thesis_compatible;
         }
-        Sampler::DpBarker(_) | Sampler::Rwmh(_) | Sampler::Hmc(_) => {
+        Sampler::DpBarker(p) => {
+            if let Some(m) = method.filter(|m| !matches!(m, Method::Rdp | Method::RdpExact)) {
+                return Err(Error::invalid(
+                    "--accountant",
+                    m.label(),
+                    "dp-barker supports --accountant rdp (Theorem 7) or rdp-exact",
+                ));
+            }
+            p.accountant = method.unwrap_or(Method::Rdp);
+        }
+        Sampler::Rwmh(_) | Sampler::Hmc(_) => {
             if let Some(m) = method.filter(|&m| m != Method::Rdp || !kind.is_private()) {
                 return Err(Error::invalid(
                     "--accountant",

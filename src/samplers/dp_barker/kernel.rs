@@ -20,8 +20,9 @@ use crate::samplers::kernel::{Kernel, StepInfo};
 use crate::samplers::proposal::ProposalKind;
 use crate::samplers::vcorr::vcorr;
 
-/// Barker's total noise variance C.
-pub const BARKER_NOISE_VAR: f64 = 2.0;
+/// Barker's total noise variance C (its privacy analysis, `accounting/barker_exact.rs`, holds
+/// the constant).
+pub const BARKER_NOISE_VAR: f64 = crate::accounting::barker_exact::NOISE_VAR;
 
 /// DP Barker settings (build with [`DpBarker`](super::DpBarker)).
 #[derive(Clone, Debug)]
@@ -50,7 +51,7 @@ impl DpBarkerKernel {
 
     /// The clip bound `0.99·√b/(nT)`.
     pub fn clip_bound(&self, n: f64, t: f64) -> f64 {
-        0.99 * (self.batch_size as f64).sqrt() / (n * t)
+        crate::accounting::barker_exact::CLIP_FACTOR * (self.batch_size as f64).sqrt() / (n * t)
     }
 }
 
@@ -103,7 +104,8 @@ impl Kernel for DpBarkerKernel {
             batch_var,
             ..StepInfo::default()
         };
-        let variance_ok = batch_var <= 1.0; // false for NaN too
+        // the accountants assume σ_b² ≤ 1 (noise variance ≥ C − 1); false for NaN too
+        let variance_ok = batch_var <= crate::accounting::barker_exact::MAX_BATCH_VAR;
         if !variance_ok || lambda.is_nan() || lambda == f64::INFINITY {
             info.nonfinite = true;
             return info;

@@ -11,12 +11,13 @@ use super::minibatch_penalty::check_batch;
 use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::StepSize;
 use super::settings::{RunSettings, run_setters};
-use crate::accounting::{Accountant, Method, PrivacyEvent, Rdp, Releases};
-use crate::error::Result;
+use crate::accounting::{Accountant, BarkerBound, Method, PrivacyEvent, Rdp, Releases};
+use crate::error::{Error, Result};
 use crate::models::Model;
 
 /// DP Barker (Heikkilä et al. 2019; thesis §3.3): Barker's test on a minibatch with noise
-/// completed to `N(0, 2)` plus the `V_corr` correction. Iterations from Theorem 7 (RDP).
+/// completed to `N(0, 2)` plus the `V_corr` correction. Iterations from Theorem 7 (RDP), or
+/// with `.accountant(Method::RdpExact)` from the exact per-step divergence (`rdp-exact`).
 ///
 /// ```
 /// # fn main() -> dp_mcmc::Result<()> {
@@ -37,6 +38,13 @@ pub struct DpBarker {
     pub proposal_sd: StepSize,
     /// Run settings.
     pub run: RunSettings,
+    /// Accountant: `Method::Rdp` (Theorem 7, default) or `Method::RdpExact`.
+    #[serde(default = "theorem7")]
+    pub accountant: Method,
+}
+
+fn theorem7() -> Method {
+    Method::Rdp
 }
 
 impl Default for DpBarker {
@@ -45,6 +53,7 @@ impl Default for DpBarker {
             batch_size: 1300,
             proposal_sd: StepSize::Scalar(0.0008),
             run: RunSettings::default(),
+            accountant: Method::Rdp,
         }
     }
 }
@@ -70,6 +79,43 @@ impl DpBarker {
         self
     }
 
+    /// Accountant: `Method::Rdp` (thesis Theorem 7, default) or `Method::RdpExact` (the exact
+    /// per-step Rényi divergence, same amplification and conversion; see `docs/ACCOUNTING.md`).
+    /// Any other method is an error when the run is planned.
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::Method;
+    /// use dp_mcmc::samplers::DpBarker;
+    /// # use dp_mcmc::models::testing::IsotropicGaussian;
+    /// let model = IsotropicGaussian::new((0..5000).map(|i| (i % 7) as f64 / 7.0).collect(), 1)?;
+    /// let base = DpBarker::builder().batch_size(500).epsilon(2.0).delta(1e-5).start(vec![0.4]);
+    /// let (k7, _) = base.clone().budget(5000)?;
+    /// let (k_exact, spent) = base.clone().accountant(Method::RdpExact).budget(5000)?;
+    /// assert!(k_exact > k7);
+    /// assert_eq!(spent.accountant, "RDP-exact");
+    /// assert!(base.accountant(Method::Zcdp).budget(5000).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    #[must_use]
+    pub fn accountant(mut self, method: Method) -> Self {
+        self.accountant = method;
+        self
+    }
+
+    /// The RDP bound of the Barker test for the chosen accountant.
+    fn bound(&self) -> Result<BarkerBound> {
+        match self.accountant {
+            Method::Rdp => Ok(BarkerBound::Theorem7),
+            Method::RdpExact => Ok(BarkerBound::Exact),
+            m => Err(Error::invalid(
+                "accountant",
+                m.label(),
+                "dp-barker supports Method::Rdp (Theorem 7) or Method::RdpExact",
+            )),
+        }
+    }
+
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpBarkerKernel> {
         let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
@@ -87,11 +133,20 @@ impl PrivacyCost for DpBarker {
             batch_size: self.batch_size as u64,
         }))
     }
-    /// RDP on the orders Theorem 7 is evaluated at ([`Rdp::for_dp_barker`]).
+    /// RDP on the orders Theorem 7 is evaluated at, with the chosen per-step bound
+    /// ([`Rdp::for_dp_barker_with`]).
     fn new_accountant(&self, n: u64) -> Result<Box<dyn Accountant>> {
-        Ok(Box::new(Rdp::for_dp_barker(self.batch_size as u64, n)?))
+        let bound = self.bound()?;
+        Ok(Box::new(Rdp::for_dp_barker_with(
+            self.batch_size as u64,
+            n,
+            bound,
+        )?))
     }
     fn accountant_label(&self) -> &'static str {
-        Method::Rdp.label()
+        match self.bound() {
+            Ok(BarkerBound::Exact) => Method::RdpExact.label(),
+            _ => Method::Rdp.label(),
+        }
     }
 }
