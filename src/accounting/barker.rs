@@ -11,8 +11,8 @@
 //! sizes stop far below it; without the cap a huge batch would scan billions of orders).
 //! [`BarkerBound::Exact`] replaces `rd_approx` by the exact supremum of the per-step divergence
 //! ([`barker_rd_exact`](super::barker_rd_exact)) and keeps everything else: the same
-//! amplification, the same scan (its `(α−1)ε′(α)` stays far below the overflow point), the same
-//! conversion.
+//! amplification, the same scan and overflow stop (reached later, being smaller: α = 236 for
+//! b = 1300, so its orders are a superset of Theorem 7's), the same conversion.
 
 use super::barker_exact::rd_exact;
 use super::rdp::wbk_thm9;
@@ -243,6 +243,12 @@ mod tests {
         assert_eq!(*a.per_step().0.last().unwrap(), 230.0);
         let a = BarkerRdp::new(2600, 200_000).unwrap();
         assert_eq!(*a.per_step().0.last().unwrap(), 420.0);
+        // the exact curve overflows later: (α−1)ε′(α) > ln(f64::MAX) first at α = 236 and 429
+        // (an independent double-precision evaluation of the closed form)
+        let a = BarkerRdp::with_bound(1300, 100_000, BarkerBound::Exact).unwrap();
+        assert_eq!(*a.per_step().0.last().unwrap(), 235.0);
+        let a = BarkerRdp::with_bound(2600, 200_000, BarkerBound::Exact).unwrap();
+        assert_eq!(*a.per_step().0.last().unwrap(), 428.0);
     }
 
     #[test]
