@@ -499,6 +499,16 @@ fn cli_bad_values_exit_2_naming_the_flag() {
     );
     add(
         &mut cases,
+        &format!("{s} dp-barker --iterations 3 --chains 1 --batch-size 500 --accountant rdp-exact"),
+        Json,
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-barker --iterations 3 --chains 1 --batch-size 500 --accountant zcdp"),
+        Fails("--accountant"),
+    );
+    add(
+        &mut cases,
         &format!("{s} dp-penalty --epsilon 4 --chains 0"),
         Fails("--chains"),
     );

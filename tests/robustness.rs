@@ -615,6 +615,13 @@ fn accounting_never_panics() {
                 .delta(x)
                 .compute()
         });
+        // rdp-exact shares the scan of the batch/n sweep below; only its per-step curve differs
+        sw.call(format!("dp_barker rdp-exact epsilon({x:?})"), || {
+            MaxIterations::dp_barker(100, 1000)
+                .epsilon(x)
+                .method(Method::RdpExact)
+                .compute()
+        });
     }
     let small_fa = FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement).nx(10_000);
     for e in [f64::NAN, 0.5, 4.0, 1e300] {

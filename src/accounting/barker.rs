@@ -67,6 +67,16 @@ pub enum BarkerBound {
 }
 
 impl BarkerBound {
+    /// The bound an iteration-budget [`Method`](super::Method) selects: `Rdp` → Theorem 7,
+    /// `RdpExact` → exact; `None` for a method DP Barker does not support.
+    pub(crate) fn of_method(method: super::Method) -> Option<Self> {
+        match method {
+            super::Method::Rdp => Some(BarkerBound::Theorem7),
+            super::Method::RdpExact => Some(BarkerBound::Exact),
+            _ => None,
+        }
+    }
+
     /// The per-step divergence `ε′(α)` at batch size `b` (`5α < b` for Theorem 7).
     fn per_step(self, alpha: f64, b: f64) -> f64 {
         match self {

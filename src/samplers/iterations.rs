@@ -523,11 +523,8 @@ impl DpBarkerIterations {
     pub fn compute(&self) -> Result<IterationBudget> {
         let n_rows = check_n(self.n)?;
         let (eps, delta) = check_budget(self.epsilon, self.delta, self.n)?;
-        let bound = match self.method {
-            Method::Rdp => BarkerBound::Theorem7,
-            Method::RdpExact => BarkerBound::Exact,
-            m => return Err(unsupported(m, Algorithm::DpBarker, "rdp or rdp-exact")),
-        };
+        let bound = BarkerBound::of_method(self.method)
+            .ok_or_else(|| unsupported(self.method, Algorithm::DpBarker, "rdp or rdp-exact"))?;
         // validates the batch (1 ≤ b ≤ n, b ≥ 20) with Theorem 7's messages
         let mut orders = Rdp::for_dp_barker_with(self.batch_size, self.n, bound)?;
         let sampler = DpBarker::builder()

@@ -105,15 +105,13 @@ impl DpBarker {
 
     /// The RDP bound of the Barker test for the chosen accountant.
     fn bound(&self) -> Result<BarkerBound> {
-        match self.accountant {
-            Method::Rdp => Ok(BarkerBound::Theorem7),
-            Method::RdpExact => Ok(BarkerBound::Exact),
-            m => Err(Error::invalid(
+        BarkerBound::of_method(self.accountant).ok_or_else(|| {
+            Error::invalid(
                 "accountant",
-                m.label(),
+                self.accountant.label(),
                 "dp-barker supports Method::Rdp (Theorem 7) or Method::RdpExact",
-            )),
-        }
+            )
+        })
     }
 
     /// The validated kernel for `model`.
