@@ -187,6 +187,46 @@ mod tests {
     }
 
     #[test]
+    fn family_contains_every_neighbouring_batch() {
+        // every batch of b scaled ratios u_j ∈ c·{−1, −½, 0, ½, 1} (u = r·nT/√b, so λ = Σu/√b
+        // and σ_B² = population Var(u)) and every substitution of one row: the mean gap, the
+        // variance gap and the variance itself stay inside the family
+        let c = CLIP_FACTOR;
+        let levels = [-c, -0.5 * c, 0.0, 0.5 * c, c];
+        let stats = |u: &[f64]| {
+            let b = u.len() as f64;
+            let m = u.iter().sum::<f64>() / b;
+            (
+                u.iter().sum::<f64>() / b.sqrt(),
+                u.iter().map(|x| x * x).sum::<f64>() / b - m * m,
+            )
+        };
+        for b in [2usize, 3, 6] {
+            let f = Family::new(b as f64);
+            let (mut max_mean, mut max_var) = (0.0f64, 0.0f64);
+            for code in 0..levels.len().pow(b as u32) {
+                let mut u: Vec<f64> = (0..b)
+                    .map(|j| levels[code / levels.len().pow(j as u32) % 5])
+                    .collect();
+                let (l1, v1) = stats(&u);
+                assert!(v1 <= c * c + 1e-15); // noise variance ≥ C − c² > C − 1
+                for &y in &levels {
+                    u[0] = y; // rows are exchangeable: substituting row 0 covers every row
+                    let (l2, v2) = stats(&u);
+                    max_mean = max_mean.max((l1 - l2).abs());
+                    max_var = max_var.max((v1 - v2).abs());
+                }
+            }
+            assert!(max_mean <= f.mean_gap * (1.0 + 1e-12), "b={b}: {max_mean}");
+            assert!(max_var <= f.var_gap, "b={b}: {max_var} > {}", f.var_gap);
+            // both attained or nearly: the mean gap exactly, the variance gap at 4c²(b−1)/b²
+            let bf = b as f64;
+            assert!((max_mean - f.mean_gap).abs() < 1e-12);
+            assert!((max_var - 4.0 * c * c * (bf - 1.0) / (bf * bf)).abs() < 1e-12);
+        }
+    }
+
+    #[test]
     fn family_constants() {
         // clip c·√b/(nT): mean gap 2c/√b; noise variance in [C − 1, C]
         let f = Family::new(1300.0);
