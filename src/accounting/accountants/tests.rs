@@ -1,7 +1,7 @@
 //! The dp_accounting conformance suite for every accountant, and their ordering.
 
 use super::conformance;
-use crate::accounting::{Accountant, Pld, PrivacyEvent, Rdp, Zcdp};
+use crate::accounting::{Accountant, CertifiedPld, Pld, PrivacyEvent, Rdp, Zcdp};
 
 #[test]
 fn conformance_zcdp() {
@@ -56,4 +56,26 @@ fn tight_below_zcdp_and_rdp() {
         );
         assert!(ep <= ez && ep <= er, "δ={d}: pld {ep} zcdp {ez} rdp {er}");
     }
+}
+
+#[test]
+fn conformance_certified_pld() {
+    // delta(epsilon(δ)) returns the upper δ-bound at the upper ε-bound: within the
+    // requested relative width (1e-2) of δ, plus the η ≤ 1e-2·δ slack of the two queries.
+    let make = || CertifiedPld::new().tolerance(1e-2).max_points(1 << 16);
+    conformance(
+        make,
+        PrivacyEvent::gaussian(3.0),
+        PrivacyEvent::NonPrivate,
+        5e-2,
+    );
+    conformance(
+        make,
+        PrivacyEvent::gaussian(1.0).poisson(0.05).repeat(10),
+        PrivacyEvent::BarkerTest {
+            n: 1000,
+            batch_size: 100,
+        },
+        5e-2,
+    );
 }
