@@ -13,8 +13,11 @@ fn norm_sf(z: f64) -> f64 {
 fn ln_mix(q: f64, u: f64) -> f64 {
     if u > 0.0 {
         u + (q + (1.0 - q) * (-u).exp()).ln()
-    } else {
+    } else if q * u.exp_m1() > -0.5 {
         (q * u.exp_m1()).ln_1p()
+    } else {
+        // both terms positive: no cancellation (and no ln(0) when q = 1)
+        ((1.0 - q) + q * u.exp()).ln()
     }
 }
 

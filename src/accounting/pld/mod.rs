@@ -5,9 +5,9 @@
 //! Each mechanism's privacy loss `L = ln(p(X)/q(X))`, `X ~ P`, of its dominating pair (P, Q)
 //! ([`loss`]) is rounded **up** to the lattice `h·ℤ` (dp_accounting's privacy-loss-bucket
 //! discretisation, `use_connect_dots=False`): `L̃ = ⌈L/h⌉·h`, so the rounding error
-//! `e = L̃ − L ∈ [0, h)`. Tails beyond [`pmf::TAIL`] (1e-20 per side) are dropped into an
-//! explicit `lost` mass; compositions are convolutions (direct or FFT with rustfft,
-//! self-composition by repeated squaring), truncating negligible tails into `lost` again.
+//! `e = L̃ − L ∈ [0, h)`. Tails beyond 1e-20 per side are dropped into an explicit `lost` mass;
+//! compositions are convolutions (direct or FFT with rustfft, self-composition by repeated
+//! squaring), truncating tails of at most 1e-15 per side into `lost` again.
 //! With `S = ΣL_i`, `S̃ = ΣL̃_i`, `f_ε(s) = (1 − e^{ε−s})₊` increasing in s and
 //! `δ(ε) = E f_ε(S)` (the hockey-stick divergence of the composed pair), the computed
 //! `g(x) = Σ_i p_i (1 − e^{x − s_i})₊` of the kept mass gives:
