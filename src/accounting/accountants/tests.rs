@@ -79,3 +79,23 @@ fn conformance_certified_pld() {
         5e-2,
     );
 }
+
+#[test]
+fn laplace_only_in_certified_pld() {
+    let e = PrivacyEvent::Laplace {
+        noise_multiplier: 1.0,
+    };
+    let others: Vec<Box<dyn Accountant>> = vec![
+        Box::new(Zcdp::new()),
+        Box::new(Rdp::new()),
+        Box::new(Pld::new()),
+    ];
+    for a in others {
+        let err = a.check(&e).unwrap_err().to_string();
+        assert!(err.contains("Laplace"), "{}: {err}", a.name());
+    }
+    assert!(CertifiedPld::new().supports(&e));
+    assert!(!CertifiedPld::new().supports(&PrivacyEvent::Laplace {
+        noise_multiplier: 0.0
+    }));
+}
