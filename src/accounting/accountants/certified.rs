@@ -3,19 +3,29 @@
 
 use super::{Accountant, unsupported, walk, wor_rate};
 use crate::accounting::event::PrivacyEvent;
+use crate::accounting::pld::Interval;
+use crate::accounting::pld::compose::{Part, compose};
+use crate::accounting::pld::discretise::{Discretised, discretise};
 use crate::accounting::pld::loss::Loss;
-use crate::accounting::pld::pmf::Pmf;
-use crate::accounting::pld::{Interval, delta_interval, epsilon_interval};
 use crate::error::{Error, Result, check};
 
-/// Default relative width wanted: 3 significant digits.
-const DEFAULT_TOLERANCE: f64 = 1e-3;
-/// Default work budget: the largest PMF (lattice points) one refinement may build.
+/// Default relative width wanted (`upper − lower ≤ tolerance·upper`).
+const DEFAULT_TOLERANCE: f64 = 1e-2;
+/// Default work budget: the longest FFT (points) a refinement may use.
 const DEFAULT_MAX_POINTS: usize = 1 << 22;
-/// Coarsest lattice step tried first; each refinement divides it by 4.
-const FIRST_STEP: f64 = 1e-2;
 /// At most this many refinements.
-const MAX_ROUNDS: usize = 8;
+const MAX_ROUNDS: usize = 6;
+/// Mass of each tail of a mechanism's loss left outside its lattice.
+const TAIL: f64 = 1e-25;
+/// Tilted mass allowed outside the composition's window.
+const TAU: f64 = 1e-10;
+
+/// What is asked.
+#[derive(Clone, Copy)]
+enum Query {
+    Delta(f64),
+    Epsilon(f64),
+}
 
 /// Certified privacy loss distribution accountant.
 ///
@@ -139,46 +149,139 @@ impl CertifiedPld {
         Ok(out)
     }
 
-    /// The composed PMFs (remove direction, and add direction if it differs) at step `h`.
-    fn pmfs(&self, h: f64) -> Result<Vec<Pmf>> {
-        let asymmetric = self.leaves.iter().any(|(l, _)| l.add_direction() != *l);
-        let mut out = Vec::new();
-        for add in [false, true] {
-            if add && !asymmetric {
-                break;
-            }
-            let mut acc = Pmf::identity(h);
-            for &(loss, count) in &self.leaves {
-                if count == 0 {
-                    continue;
-                }
-                let loss = if add { loss.add_direction() } else { loss };
-                let one = Pmf::discretise(loss, h, self.max_points)?;
-                acc = acc.compose(&one.power(count, self.max_points)?, self.max_points)?;
-            }
-            out.push(acc);
+    /// The leaves of each direction: the remove direction, and the add direction if any
+    /// leaf differs in it (the answer is the maximum over directions).
+    fn directions(&self) -> Vec<Vec<(Loss, u64)>> {
+        let live: Vec<(Loss, u64)> = self.leaves.iter().copied().filter(|l| l.1 > 0).collect();
+        let add: Vec<(Loss, u64)> = live.iter().map(|&(l, c)| (l.add_direction(), c)).collect();
+        if add == live {
+            vec![live]
+        } else {
+            vec![live, add]
         }
-        Ok(out)
     }
 
-    /// Refine until `query`'s interval is narrow enough or the budget is spent.
-    fn refine(&self, query: impl Fn(&Pmf) -> Interval, trivial: Interval) -> Interval {
+    /// The interval of one direction, refined until narrow enough or out of budget.
+    ///
+    /// A coarse discretisation gives the tilt and a Chernoff estimate of the answer, from
+    /// which the first lattice step is predicted (the lower bound's Hoeffding term
+    /// `h·√(n·ln(1/η)/2)` sets the width); the step then shrinks by the observed width until
+    /// the interval is narrow enough. A step whose composition would exceed the budget is
+    /// doubled until it fits, and the narrowest certified interval is returned.
+    fn refine(&self, leaves: &[(Loss, u64)], query: Query) -> Interval {
+        let trivial = match query {
+            Query::Delta(_) => Interval {
+                lower: 0.0,
+                upper: 1.0,
+            },
+            Query::Epsilon(_) => Interval {
+                lower: 0.0,
+                upper: f64::INFINITY,
+            },
+        };
+        let Some((h_coarse, coarse)) = first_step(leaves, self.max_points) else {
+            return trivial;
+        };
+        let counts: Vec<u64> = leaves.iter().map(|l| l.1).collect();
+        let n: f64 = counts.iter().map(|&c| c as f64).sum();
+        let (mut target, delta_scale) = match query {
+            Query::Delta(eps) => {
+                let lambda = saddle(&coarse, &counts, eps);
+                let ln_delta = log_mgf_sum(&coarse, &counts, lambda) - lambda * eps;
+                (Some(eps), ln_delta.min(0.0).exp())
+            }
+            Query::Epsilon(delta) => {
+                let (_, eps) = chernoff(&coarse, &counts, delta);
+                (eps.is_finite().then_some(eps), delta)
+            }
+        };
+        let hoeffding = |h: f64| h * (n * (1e2 / delta_scale.max(1e-300)).ln() / 2.0).sqrt();
+        let t_wanted = match (query, target) {
+            (Query::Delta(eps), _) => 0.7 * self.tolerance / (saddle(&coarse, &counts, eps) + 1.0),
+            (Query::Epsilon(_), Some(eps)) => 0.7 * self.tolerance * eps,
+            (Query::Epsilon(_), None) => f64::NAN,
+        };
+        let predicted = t_wanted / hoeffding(1.0);
+        let mut h = if predicted.is_finite() && predicted > 0.0 {
+            predicted.clamp(h_coarse / 256.0, 8.0 * h_coarse)
+        } else {
+            h_coarse
+        };
         let mut best = trivial;
-        let mut h = FIRST_STEP;
-        for _ in 0..MAX_ROUNDS {
-            let Ok(pmfs) = self.pmfs(h) else { break };
-            let iv = pmfs
-                .iter()
-                .map(&query)
-                .reduce(Interval::max)
-                .unwrap_or(trivial);
-            best = best.intersect(iv);
-            if best.upper.is_finite() && best.width() <= self.tolerance * best.upper {
+        let mut answered = false;
+        let mut tries = 0;
+        while tries < MAX_ROUNDS + 8 {
+            tries += 1;
+            let discs: Option<Vec<Discretised>> = if h == h_coarse {
+                Some(coarse.clone())
+            } else {
+                leaves
+                    .iter()
+                    .map(|&(l, _)| discretise(l, h, TAIL, self.max_points))
+                    .collect()
+            };
+            let lambda = match (target, query) {
+                (Some(eps), _) => saddle(&coarse, &counts, eps),
+                (None, Query::Epsilon(delta)) => chernoff(&coarse, &counts, delta).0,
+                (None, Query::Delta(_)) => 0.0,
+            };
+            let include = match query {
+                Query::Delta(eps) => Some((eps / h).floor() as i64),
+                Query::Epsilon(_) => None,
+            };
+            let composed = discs.as_ref().and_then(|discs| {
+                let parts: Vec<Part> = discs
+                    .iter()
+                    .zip(&counts)
+                    .map(|(d, &count)| Part { d, count })
+                    .collect();
+                compose(&parts, h, lambda, include, TAU, self.max_points)
+            });
+            let Some(c) = composed else {
+                if answered {
+                    break;
+                }
+                // over budget before any answer: coarsen and try again
+                h *= 2.0;
+                continue;
+            };
+            answered = true;
+            let (lower, upper) = match query {
+                Query::Delta(eps) => c.delta_bounds(eps),
+                Query::Epsilon(delta) => c.epsilon_bounds(delta),
+            };
+            best = best.intersect(Interval { lower, upper });
+            let want = self.tolerance * best.upper;
+            if best.upper.is_finite() && best.width() <= want {
                 break;
             }
-            h /= 4.0;
+            if tries >= MAX_ROUNDS {
+                break;
+            }
+            if matches!(query, Query::Epsilon(_)) && best.upper.is_finite() {
+                target = Some(best.upper);
+            }
+            let ratio = if best.width().is_finite() && best.width() > 0.0 {
+                0.8 * want / best.width()
+            } else {
+                0.25
+            };
+            h *= ratio.clamp(1.0 / 16.0, 0.5);
         }
         best
+    }
+
+    fn answer(&self, query: Query) -> Interval {
+        let zero = Interval {
+            lower: 0.0,
+            upper: 0.0,
+        };
+        self.directions()
+            .iter()
+            .filter(|d| !d.is_empty())
+            .map(|d| self.refine(d, query))
+            .reduce(Interval::max)
+            .unwrap_or(zero)
     }
 
     /// An interval certified to contain the true δ(ε) of the composition.
@@ -187,42 +290,145 @@ impl CertifiedPld {
     /// `epsilon` negative or not finite.
     pub fn delta_interval(&self, epsilon: f64) -> Result<Interval> {
         let e = check::non_negative("epsilon", epsilon)?;
-        if self.leaves.is_empty() {
-            return Ok(Interval {
-                lower: 0.0,
-                upper: 0.0,
-            });
-        }
-        Ok(self.refine(
-            |p| delta_interval(p, e),
-            Interval {
-                lower: 0.0,
-                upper: 1.0,
-            },
-        ))
+        Ok(self.answer(Query::Delta(e)))
     }
 
-    /// An interval certified to contain the true ε(δ) (`upper = ∞` if no finite ε could be
-    /// certified within the budget).
+    /// An interval certified to contain the true ε(δ) = inf{ε ≥ 0 : δ(ε) ≤ δ}
+    /// (`upper = ∞` if no finite ε could be certified within the budget).
     ///
     /// # Errors
     /// `delta` outside (0, 1).
     pub fn epsilon_interval(&self, delta: f64) -> Result<Interval> {
         let d = check::delta("delta", delta)?;
-        if self.leaves.is_empty() {
-            return Ok(Interval {
-                lower: 0.0,
-                upper: 0.0,
-            });
-        }
-        Ok(self.refine(
-            |p| epsilon_interval(p, d),
-            Interval {
-                lower: 0.0,
-                upper: f64::INFINITY,
-            },
-        ))
+        Ok(self.answer(Query::Epsilon(d)))
     }
+}
+
+/// The coarse first lattice step and the leaves discretised at it: fine enough to resolve
+/// the widest leaf's loss range in ~2000 nodes, coarse enough that the composition's window
+/// is ~2·10⁴ nodes (the refinements go finer).
+fn first_step(leaves: &[(Loss, u64)], max_points: usize) -> Option<(f64, Vec<Discretised>)> {
+    let widest = leaves
+        .iter()
+        .map(|(l, _)| {
+            let (a, b) = l.range(TAIL);
+            b - a
+        })
+        .fold(0.0, f64::max);
+    let probe_h = (widest / 2000.0).max(1e-12);
+    let probe: Option<Vec<Discretised>> = leaves
+        .iter()
+        .map(|&(l, _)| discretise(l, probe_h, TAIL, max_points))
+        .collect();
+    let probe = probe?;
+    let sd: f64 = probe
+        .iter()
+        .zip(leaves)
+        .map(|(d, (_, c))| *c as f64 * variance(d, probe_h))
+        .sum::<f64>()
+        .sqrt();
+    let h = probe_h.max(sd / 2000.0);
+    if h == probe_h {
+        return Some((h, probe));
+    }
+    let discs: Option<Vec<Discretised>> = leaves
+        .iter()
+        .map(|&(l, _)| discretise(l, h, TAIL, max_points))
+        .collect();
+    Some((h, discs?))
+}
+
+/// Variance of the pessimistic PMF's finite part (loss units).
+fn variance(d: &Discretised, h: f64) -> f64 {
+    let (mut m0, mut m1, mut m2) = (0.0, 0.0, 0.0);
+    for (i, &p) in d.pess.iter().enumerate() {
+        let s = (d.start + i as i64) as f64 * h;
+        m0 += p;
+        m1 += p * s;
+        m2 += p * s * s;
+    }
+    if m0 <= 0.0 {
+        return 0.0;
+    }
+    (m2 / m0 - (m1 / m0).powi(2)).max(0.0)
+}
+
+/// `ln Σ p e^{λs}` and the tilted mean of one pessimistic PMF (finite part).
+fn log_mgf_mean(d: &Discretised, lambda: f64) -> (f64, f64) {
+    let h = d.h;
+    let shift = d
+        .pess
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| **p > 0.0)
+        .map(|(i, _)| lambda * (d.start + i as i64) as f64 * h)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if shift == f64::NEG_INFINITY {
+        return (f64::NEG_INFINITY, 0.0);
+    }
+    let (mut z, mut zs) = (0.0, 0.0);
+    for (i, &p) in d.pess.iter().enumerate() {
+        let s = (d.start + i as i64) as f64 * h;
+        let w = p * (lambda * s - shift).exp();
+        z += w;
+        zs += w * s;
+    }
+    (shift + z.ln(), zs / z)
+}
+
+/// The tilt λ ≥ 0 that centres the composed (coarse, pessimistic) loss at `eps`.
+fn saddle(coarse: &[Discretised], counts: &[u64], eps: f64) -> f64 {
+    let mean = |lambda: f64| -> f64 {
+        coarse
+            .iter()
+            .zip(counts)
+            .map(|(d, &c)| c as f64 * log_mgf_mean(d, lambda).1)
+            .sum()
+    };
+    if mean(0.0) >= eps {
+        return 0.0;
+    }
+    let mut hi = 1.0;
+    while mean(hi) < eps {
+        hi *= 2.0;
+        if hi > 1e4 {
+            // ε lies above (almost) all the loss: only the mass at +∞ counts, no tilt helps
+            return 0.0;
+        }
+    }
+    let mut lo = 0.0;
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if mean(mid) < eps {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// `Σ n_c ln Z_c(λ)` of the (coarse, pessimistic) finite parts.
+fn log_mgf_sum(coarse: &[Discretised], counts: &[u64], lambda: f64) -> f64 {
+    coarse
+        .iter()
+        .zip(counts)
+        .map(|(d, &c)| c as f64 * log_mgf_mean(d, lambda).0)
+        .sum()
+}
+
+/// The Chernoff bound on ε(δ), `min_λ (Σ n ln Z(λ) + ln(1/δ))/λ` over a grid of λ, and
+/// its minimiser: the tilt of the saddle point of that (slightly pessimistic) ε.
+fn chernoff(coarse: &[Discretised], counts: &[u64], delta: f64) -> (f64, f64) {
+    let mut best = (0.0, f64::INFINITY);
+    for i in 0..=120 {
+        let lambda = 10f64.powf(-4.0 + i as f64 * 0.06);
+        let eps = (log_mgf_sum(coarse, counts, lambda) - delta.ln()) / lambda;
+        if eps < best.1 {
+            best = (lambda, eps);
+        }
+    }
+    best
 }
 
 impl Accountant for CertifiedPld {

@@ -174,3 +174,59 @@ fn monotone_in_k() {
         last = iv.upper;
     }
 }
+
+/// Timing and widths at the default budget (run by hand: `cargo test --release --lib
+/// pld::tests::default_budget -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn default_budget() {
+    let cases: Vec<(&str, PrivacyEvent, Option<f64>, Option<f64>)> = vec![
+        (
+            "poisson s1 q0.01 k1e4 eps(1e-5)",
+            PrivacyEvent::gaussian(1.0).poisson(0.01).repeat(10_000),
+            None,
+            Some(1e-5),
+        ),
+        (
+            "poisson s1 q0.01 k1e4 delta(1)",
+            PrivacyEvent::gaussian(1.0).poisson(0.01).repeat(10_000),
+            Some(1.0),
+            None,
+        ),
+        (
+            "q1 s0.8 q1e-3 k1e5 eps(1e-6)",
+            PrivacyEvent::gaussian(0.8).poisson(1e-3).repeat(100_000),
+            None,
+            Some(1e-6),
+        ),
+        (
+            "q2 s1 q1e-4 k1e6 eps(1e-9)",
+            PrivacyEvent::gaussian(1.0).poisson(1e-4).repeat(1_000_000),
+            None,
+            Some(1e-9),
+        ),
+        (
+            "q3 wor s1 q1e-4 k1e6 delta(0.5)",
+            PrivacyEvent::gaussian(1.0)
+                .without_replacement(10_000, 1)
+                .repeat(1_000_000),
+            Some(0.5),
+            None,
+        ),
+    ];
+    for (name, e, eps, delta) in cases {
+        let mut a = CertifiedPld::new();
+        a.compose(&e).unwrap();
+        let t = std::time::Instant::now();
+        let iv = match (eps, delta) {
+            (Some(x), _) => a.delta_interval(x).unwrap(),
+            (_, Some(d)) => a.epsilon_interval(d).unwrap(),
+            _ => unreachable!(),
+        };
+        eprintln!(
+            "{name}: {iv:?} rel width {:.2e} in {:?}",
+            iv.width() / iv.upper,
+            t.elapsed()
+        );
+    }
+}
