@@ -29,6 +29,12 @@ pub enum PrivacyEvent {
         /// Noise standard deviation ÷ sensitivity.
         noise_multiplier: f64,
     },
+    /// A Laplace mechanism with noise scale ÷ l1 sensitivity = `noise_multiplier` (only the
+    /// [`CertifiedPld`](super::CertifiedPld) accountant evaluates it).
+    Laplace {
+        /// Noise scale b ÷ l1 sensitivity.
+        noise_multiplier: f64,
+    },
     /// A mechanism known to be ρ-zCDP.
     Zcdp {
         /// The zCDP parameter ρ.
@@ -180,6 +186,9 @@ impl fmt::Display for PrivacyEvent {
             PrivacyEvent::NonPrivate => write!(f, "NonPrivate"),
             PrivacyEvent::Gaussian { noise_multiplier } => {
                 write!(f, "Gaussian(noise_multiplier={noise_multiplier})")
+            }
+            PrivacyEvent::Laplace { noise_multiplier } => {
+                write!(f, "Laplace(noise_multiplier={noise_multiplier})")
             }
             PrivacyEvent::Zcdp { rho } => write!(f, "Zcdp(rho={rho})"),
             PrivacyEvent::PoissonSampled { q, event } => {

@@ -15,6 +15,7 @@
 //! | DP Barker per-step RDP | Thm 7 (`rd_approx`) | [`BarkerRdp`], [`barker_rd_approx`] |
 //! | DP Barker exact per-step RDP (`rdp-exact`) | beside Thm 7 | [`BarkerBound::Exact`], [`barker_rd_exact`] |
 //! | Fourier accountant | Koskela et al. 2020 | [`Fourier`], [`fourier::FourierAccountant`] |
+//! | certified PLD intervals (Gaussian, Laplace, subsampled) | Thm 6, 12 | [`CertifiedPld`], [`Interval`] |
 //! | iterations for (ε, δ) | Alg. 2, Thm 5–8, 11, 12 | [`Accountant::max_iterations`], [`algorithm2()`], [`algorithm2::search`], `samplers::MaxIterations` |
 //!
 //! Where the thesis code is optimistic (the minibatch RDP sum stopping at `j = α−1`) the corrected
@@ -30,12 +31,13 @@ mod event;
 pub mod fourier;
 mod gaussian;
 mod iterations;
+mod pld;
 mod rdp;
 mod releases;
 pub(crate) mod special;
 mod zcdp;
 
-pub use accountants::{Accountant, Fourier, Measure, Pld, Rdp, Zcdp, ZcdpConversion};
+pub use accountants::{Accountant, CertifiedPld, Fourier, Measure, Pld, Rdp, Zcdp, ZcdpConversion};
 pub use algorithm2::{MAX_ITERATIONS, algorithm2};
 pub use barker::{BarkerBound, BarkerRdp, barker_rd_approx};
 pub use barker_exact::barker_rd_exact;
@@ -45,6 +47,7 @@ pub use discrete_gaussian::{
 pub use event::PrivacyEvent;
 pub use gaussian::{gaussian_mu, pld_delta, pld_epsilon};
 pub use iterations::{Algorithm, Gradient, IterationBudget, Method};
+pub use pld::Interval;
 pub use rdp::{
     MAX_RDP_ORDER, RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp, integer_orders,
     poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,

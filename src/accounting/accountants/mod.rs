@@ -8,7 +8,9 @@
 //! | [`Rdp`] (Gaussian, subsampled, DP Barker) | `rdp.rs` | `accounting/rdp.rs`, `accounting/barker.rs` |
 //! | [`Pld`] (tight Gaussian PLD) | `pld.rs` | `accounting/gaussian.rs` |
 //! | [`Fourier`] (Koskela et al.) | `fourier.rs` | `accounting/fourier/` |
+//! | [`CertifiedPld`] (two-sided certified PLD bounds) | `certified.rs` | `accounting/pld/` |
 
+mod certified;
 mod fourier;
 mod pld;
 mod rdp;
@@ -16,6 +18,7 @@ mod rdp;
 mod tests;
 mod zcdp;
 
+pub use certified::CertifiedPld;
 pub use fourier::Fourier;
 pub use pld::Pld;
 pub use rdp::Rdp;

@@ -1,7 +1,7 @@
 //! The dp_accounting conformance suite for every accountant, and their ordering.
 
 use super::conformance;
-use crate::accounting::{Accountant, Pld, PrivacyEvent, Rdp, Zcdp};
+use crate::accounting::{Accountant, CertifiedPld, Pld, PrivacyEvent, Rdp, Zcdp};
 
 #[test]
 fn conformance_zcdp() {
@@ -56,4 +56,46 @@ fn tight_below_zcdp_and_rdp() {
         );
         assert!(ep <= ez && ep <= er, "δ={d}: pld {ep} zcdp {ez} rdp {er}");
     }
+}
+
+#[test]
+fn conformance_certified_pld() {
+    // delta(epsilon(δ)) returns the upper δ-bound at the upper ε-bound: within the
+    // requested relative width (1e-2) of δ, plus the η ≤ 1e-2·δ slack of the two queries.
+    let make = || CertifiedPld::new().tolerance(1e-2).max_points(1 << 16);
+    conformance(
+        make,
+        PrivacyEvent::gaussian(3.0),
+        PrivacyEvent::NonPrivate,
+        5e-2,
+    );
+    conformance(
+        make,
+        PrivacyEvent::gaussian(1.0).poisson(0.05).repeat(10),
+        PrivacyEvent::BarkerTest {
+            n: 1000,
+            batch_size: 100,
+        },
+        5e-2,
+    );
+}
+
+#[test]
+fn laplace_only_in_certified_pld() {
+    let e = PrivacyEvent::Laplace {
+        noise_multiplier: 1.0,
+    };
+    let others: Vec<Box<dyn Accountant>> = vec![
+        Box::new(Zcdp::new()),
+        Box::new(Rdp::new()),
+        Box::new(Pld::new()),
+    ];
+    for a in others {
+        let err = a.check(&e).unwrap_err().to_string();
+        assert!(err.contains("Laplace"), "{}: {err}", a.name());
+    }
+    assert!(CertifiedPld::new().supports(&e));
+    assert!(!CertifiedPld::new().supports(&PrivacyEvent::Laplace {
+        noise_multiplier: 0.0
+    }));
 }

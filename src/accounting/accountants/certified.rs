@@ -1,0 +1,459 @@
+//! [`CertifiedPld`]: privacy loss distribution accountant whose every answer is an interval
+//! certified to contain the true value (engine: `accounting/pld/`).
+
+use super::{Accountant, unsupported, walk, wor_rate};
+use crate::accounting::event::PrivacyEvent;
+use crate::accounting::pld::Interval;
+use crate::accounting::pld::compose::{Part, compose};
+use crate::accounting::pld::discretise::{Discretised, discretise};
+use crate::accounting::pld::loss::Loss;
+use crate::error::{Error, Result, check};
+
+/// Default relative width wanted (`upper − lower ≤ tolerance·upper`).
+const DEFAULT_TOLERANCE: f64 = 1e-2;
+/// Default work budget: the longest FFT (points) a refinement may use.
+const DEFAULT_MAX_POINTS: usize = 1 << 22;
+/// At most this many refinements.
+const MAX_ROUNDS: usize = 6;
+/// Mass of each tail of a mechanism's loss left outside its lattice.
+const TAIL: f64 = 1e-25;
+/// Tilted mass allowed outside the composition's window.
+const TAU: f64 = 1e-10;
+
+/// What is asked.
+#[derive(Clone, Copy)]
+enum Query {
+    Delta(f64),
+    Epsilon(f64),
+}
+
+/// Certified privacy loss distribution accountant.
+///
+/// Supports `Gaussian`, `Laplace`, `PoissonSampled{Gaussian}` (add/remove relation, both
+/// directions, the maximum of the two), `SampledWithoutReplacement{Gaussian}` (substitute
+/// relation, the pair `(1−q)N(0,σ²)+qN(1,σ²)` vs `(1−q)N(0,σ²)+qN(−1,σ²)` with σ the noise
+/// multiplier and q = batch_size/n, the pair the Fourier accountant and the thesis' minibatch
+/// penalty use) and any `Composed`/`SelfComposed`/`NoOp` mix of them. Each query refines the
+/// lattice step (÷4 per round, from 1e-2) until the interval's width is at most
+/// `tolerance × upper` or the work budget ([`CertifiedPld::max_points`], at most 8 rounds) is
+/// spent; then the narrowest interval found is returned, never an error for a valid query.
+/// [`Accountant::epsilon`] and [`Accountant::delta`] return the certified **upper** bound. The
+/// method and what is certified are in the `accounting::pld` module docs (crate source).
+///
+/// # Examples
+/// ```
+/// use dp_mcmc::accounting::{Accountant, CertifiedPld, PrivacyEvent, pld_delta};
+/// let mut acc = CertifiedPld::new().tolerance(1e-2);
+/// acc.compose(&PrivacyEvent::gaussian(2.0).repeat(10))?;
+/// let iv = acc.delta_interval(1.0)?;
+/// let exact = pld_delta(10.0 * 0.5 / 4.0, 1.0)?; // closed form N(μ, 2μ)
+/// assert!(iv.lower <= exact && exact <= iv.upper);
+/// assert!(iv.upper - iv.lower <= 1e-2 * iv.upper);
+/// assert_eq!(acc.delta(1.0)?, iv.upper);
+/// // subsampled events, heterogeneous compositions
+/// acc.compose(&PrivacyEvent::gaussian(1.0).poisson(0.01).repeat(100))?;
+/// assert!(acc.epsilon_interval(1e-5)?.upper.is_finite());
+/// // invalid parameters are typed errors naming the parameter, state unchanged
+/// let err = acc.compose(&PrivacyEvent::gaussian(1.0).poisson(1.5)).unwrap_err();
+/// assert!(err.to_string().contains("q"));
+/// assert!(acc.delta(-1.0).is_err());
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct CertifiedPld {
+    /// Composed leaves with their counts (equal leaves merged).
+    leaves: Vec<(Loss, u64)>,
+    tolerance: f64,
+    max_points: usize,
+}
+
+impl Default for CertifiedPld {
+    fn default() -> Self {
+        CertifiedPld {
+            leaves: Vec::new(),
+            tolerance: DEFAULT_TOLERANCE,
+            max_points: DEFAULT_MAX_POINTS,
+        }
+    }
+}
+
+impl CertifiedPld {
+    /// An empty accountant (tolerance 1e-3, budget 2²² points).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Relative width wanted (`upper − lower ≤ tolerance·upper`); values ≤ 0 or not finite
+    /// are replaced by the default.
+    #[must_use]
+    pub fn tolerance(mut self, tolerance: f64) -> Self {
+        self.tolerance = if tolerance.is_finite() && tolerance > 0.0 {
+            tolerance
+        } else {
+            DEFAULT_TOLERANCE
+        };
+        self
+    }
+
+    /// Work budget: the largest PMF, in lattice points, a refinement may build (at least
+    /// 1024). Time and memory grow linearly in it (times a log for the FFT).
+    #[must_use]
+    pub fn max_points(mut self, points: usize) -> Self {
+        self.max_points = points.max(1024);
+        self
+    }
+
+    fn leaves_of(event: &PrivacyEvent) -> Result<Vec<(Loss, u64)>> {
+        let mut out: Vec<(Loss, u64)> = Vec::new();
+        walk(event, 1.0, &mut |e, c| {
+            let loss = match e {
+                PrivacyEvent::Gaussian { noise_multiplier } => Loss::Gaussian {
+                    sigma: check::positive("noise_multiplier", *noise_multiplier)?,
+                },
+                PrivacyEvent::Laplace { noise_multiplier } => Loss::Laplace {
+                    b: check::positive("noise_multiplier", *noise_multiplier)?,
+                },
+                PrivacyEvent::PoissonSampled { q, event: inner } => match &**inner {
+                    PrivacyEvent::Gaussian { noise_multiplier } => Loss::PoissonRemove {
+                        sigma: check::positive("noise_multiplier", *noise_multiplier)?,
+                        q: check::rate("q", *q)?,
+                    },
+                    other => return Err(unsupported("CertifiedPLD", other)),
+                },
+                PrivacyEvent::SampledWithoutReplacement {
+                    n,
+                    batch_size,
+                    event: inner,
+                } => {
+                    let q = wor_rate(*n, *batch_size)?;
+                    match &**inner {
+                        PrivacyEvent::Gaussian { noise_multiplier } => Loss::Substitute {
+                            sigma: check::positive("noise_multiplier", *noise_multiplier)?,
+                            q,
+                        },
+                        other => return Err(unsupported("CertifiedPLD", other)),
+                    }
+                }
+                other => return Err(unsupported("CertifiedPLD", other)),
+            };
+            if c > 9.0e15 {
+                return Err(Error::invalid("count", c, "must be at most 9e15"));
+            }
+            let c = c as u64;
+            match out.iter_mut().find(|(l, _)| *l == loss) {
+                Some(slot) => slot.1 += c,
+                None => out.push((loss, c)),
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The leaves of each direction: the remove direction, and the add direction if any
+    /// leaf differs in it (the answer is the maximum over directions).
+    fn directions(&self) -> Vec<Vec<(Loss, u64)>> {
+        let live: Vec<(Loss, u64)> = self.leaves.iter().copied().filter(|l| l.1 > 0).collect();
+        let add: Vec<(Loss, u64)> = live.iter().map(|&(l, c)| (l.add_direction(), c)).collect();
+        if add == live {
+            vec![live]
+        } else {
+            vec![live, add]
+        }
+    }
+
+    /// The interval of one direction, refined until narrow enough or out of budget.
+    ///
+    /// A coarse discretisation gives the tilt and a Chernoff estimate of the answer, from
+    /// which the first lattice step is predicted (the lower bound's Hoeffding term
+    /// `h·√(n·ln(1/η)/2)` sets the width); the step then shrinks by the observed width until
+    /// the interval is narrow enough. A step whose composition would exceed the budget is
+    /// doubled until it fits, and the narrowest certified interval is returned.
+    fn refine(&self, leaves: &[(Loss, u64)], query: Query) -> Interval {
+        let trivial = match query {
+            Query::Delta(_) => Interval {
+                lower: 0.0,
+                upper: 1.0,
+            },
+            Query::Epsilon(_) => Interval {
+                lower: 0.0,
+                upper: f64::INFINITY,
+            },
+        };
+        let Some((h_coarse, coarse)) = first_step(leaves, self.max_points) else {
+            return trivial;
+        };
+        let counts: Vec<u64> = leaves.iter().map(|l| l.1).collect();
+        let n: f64 = counts.iter().map(|&c| c as f64).sum();
+        let (mut target, delta_scale) = match query {
+            Query::Delta(eps) => {
+                let lambda = saddle(&coarse, &counts, eps);
+                let ln_delta = log_mgf_sum(&coarse, &counts, lambda) - lambda * eps;
+                (Some(eps), ln_delta.min(0.0).exp())
+            }
+            Query::Epsilon(delta) => {
+                let (_, eps) = chernoff(&coarse, &counts, delta);
+                (eps.is_finite().then_some(eps), delta)
+            }
+        };
+        let hoeffding = |h: f64| h * (n * (1e2 / delta_scale.max(1e-300)).ln() / 2.0).sqrt();
+        let t_wanted = match (query, target) {
+            (Query::Delta(eps), _) => 0.7 * self.tolerance / (saddle(&coarse, &counts, eps) + 1.0),
+            (Query::Epsilon(_), Some(eps)) => 0.7 * self.tolerance * eps,
+            (Query::Epsilon(_), None) => f64::NAN,
+        };
+        let predicted = t_wanted / hoeffding(1.0);
+        let mut h = if predicted.is_finite() && predicted > 0.0 {
+            predicted.clamp(h_coarse / 256.0, 8.0 * h_coarse)
+        } else {
+            h_coarse
+        };
+        let mut best = trivial;
+        let mut answered = false;
+        let mut tries = 0;
+        while tries < MAX_ROUNDS + 8 {
+            tries += 1;
+            let discs: Option<Vec<Discretised>> = if h == h_coarse {
+                Some(coarse.clone())
+            } else {
+                leaves
+                    .iter()
+                    .map(|&(l, _)| discretise(l, h, TAIL, self.max_points))
+                    .collect()
+            };
+            let lambda = match (target, query) {
+                (Some(eps), _) => saddle(&coarse, &counts, eps),
+                (None, Query::Epsilon(delta)) => chernoff(&coarse, &counts, delta).0,
+                (None, Query::Delta(_)) => 0.0,
+            };
+            let include = match query {
+                Query::Delta(eps) => Some((eps / h).floor() as i64),
+                Query::Epsilon(_) => None,
+            };
+            let composed = discs.as_ref().and_then(|discs| {
+                let parts: Vec<Part> = discs
+                    .iter()
+                    .zip(&counts)
+                    .map(|(d, &count)| Part { d, count })
+                    .collect();
+                compose(&parts, h, lambda, include, TAU, self.max_points)
+            });
+            let Some(c) = composed else {
+                if answered {
+                    break;
+                }
+                // over budget before any answer: coarsen and try again
+                h *= 2.0;
+                continue;
+            };
+            answered = true;
+            let (lower, upper) = match query {
+                Query::Delta(eps) => c.delta_bounds(eps),
+                Query::Epsilon(delta) => c.epsilon_bounds(delta),
+            };
+            best = best.intersect(Interval { lower, upper });
+            let want = self.tolerance * best.upper;
+            if best.upper.is_finite() && best.width() <= want {
+                break;
+            }
+            if tries >= MAX_ROUNDS {
+                break;
+            }
+            if matches!(query, Query::Epsilon(_)) && best.upper.is_finite() {
+                target = Some(best.upper);
+            }
+            let ratio = if best.width().is_finite() && best.width() > 0.0 {
+                0.8 * want / best.width()
+            } else {
+                0.25
+            };
+            h *= ratio.clamp(1.0 / 16.0, 0.5);
+        }
+        best
+    }
+
+    fn answer(&self, query: Query) -> Interval {
+        let zero = Interval {
+            lower: 0.0,
+            upper: 0.0,
+        };
+        self.directions()
+            .iter()
+            .filter(|d| !d.is_empty())
+            .map(|d| self.refine(d, query))
+            .reduce(Interval::max)
+            .unwrap_or(zero)
+    }
+
+    /// An interval certified to contain the true δ(ε) of the composition.
+    ///
+    /// # Errors
+    /// `epsilon` negative or not finite.
+    pub fn delta_interval(&self, epsilon: f64) -> Result<Interval> {
+        let e = check::non_negative("epsilon", epsilon)?;
+        Ok(self.answer(Query::Delta(e)))
+    }
+
+    /// An interval certified to contain the true ε(δ) = inf{ε ≥ 0 : δ(ε) ≤ δ}
+    /// (`upper = ∞` if no finite ε could be certified within the budget).
+    ///
+    /// # Errors
+    /// `delta` outside (0, 1).
+    pub fn epsilon_interval(&self, delta: f64) -> Result<Interval> {
+        let d = check::delta("delta", delta)?;
+        Ok(self.answer(Query::Epsilon(d)))
+    }
+}
+
+/// The coarse first lattice step and the leaves discretised at it: fine enough to resolve
+/// the widest leaf's loss range in ~2000 nodes, coarse enough that the composition's window
+/// is ~2·10⁴ nodes (the refinements go finer).
+fn first_step(leaves: &[(Loss, u64)], max_points: usize) -> Option<(f64, Vec<Discretised>)> {
+    let widest = leaves
+        .iter()
+        .map(|(l, _)| {
+            let (a, b) = l.range(TAIL);
+            b - a
+        })
+        .fold(0.0, f64::max);
+    let probe_h = (widest / 2000.0).max(1e-12);
+    let probe: Option<Vec<Discretised>> = leaves
+        .iter()
+        .map(|&(l, _)| discretise(l, probe_h, TAIL, max_points))
+        .collect();
+    let probe = probe?;
+    let sd: f64 = probe
+        .iter()
+        .zip(leaves)
+        .map(|(d, (_, c))| *c as f64 * variance(d, probe_h))
+        .sum::<f64>()
+        .sqrt();
+    let h = probe_h.max(sd / 2000.0);
+    if h == probe_h {
+        return Some((h, probe));
+    }
+    let discs: Option<Vec<Discretised>> = leaves
+        .iter()
+        .map(|&(l, _)| discretise(l, h, TAIL, max_points))
+        .collect();
+    Some((h, discs?))
+}
+
+/// Variance of the pessimistic PMF's finite part (loss units).
+fn variance(d: &Discretised, h: f64) -> f64 {
+    let (mut m0, mut m1, mut m2) = (0.0, 0.0, 0.0);
+    for (i, &p) in d.pess.iter().enumerate() {
+        let s = (d.start + i as i64) as f64 * h;
+        m0 += p;
+        m1 += p * s;
+        m2 += p * s * s;
+    }
+    if m0 <= 0.0 {
+        return 0.0;
+    }
+    (m2 / m0 - (m1 / m0).powi(2)).max(0.0)
+}
+
+/// `ln Σ p e^{λs}` and the tilted mean of one pessimistic PMF (finite part).
+fn log_mgf_mean(d: &Discretised, lambda: f64) -> (f64, f64) {
+    let h = d.h;
+    let shift = d
+        .pess
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| **p > 0.0)
+        .map(|(i, _)| lambda * (d.start + i as i64) as f64 * h)
+        .fold(f64::NEG_INFINITY, f64::max);
+    if shift == f64::NEG_INFINITY {
+        return (f64::NEG_INFINITY, 0.0);
+    }
+    let (mut z, mut zs) = (0.0, 0.0);
+    for (i, &p) in d.pess.iter().enumerate() {
+        let s = (d.start + i as i64) as f64 * h;
+        let w = p * (lambda * s - shift).exp();
+        z += w;
+        zs += w * s;
+    }
+    (shift + z.ln(), zs / z)
+}
+
+/// The tilt λ ≥ 0 that centres the composed (coarse, pessimistic) loss at `eps`.
+fn saddle(coarse: &[Discretised], counts: &[u64], eps: f64) -> f64 {
+    let mean = |lambda: f64| -> f64 {
+        coarse
+            .iter()
+            .zip(counts)
+            .map(|(d, &c)| c as f64 * log_mgf_mean(d, lambda).1)
+            .sum()
+    };
+    if mean(0.0) >= eps {
+        return 0.0;
+    }
+    let mut hi = 1.0;
+    while mean(hi) < eps {
+        hi *= 2.0;
+        if hi > 1e4 {
+            // ε lies above (almost) all the loss: only the mass at +∞ counts, no tilt helps
+            return 0.0;
+        }
+    }
+    let mut lo = 0.0;
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if mean(mid) < eps {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// `Σ n_c ln Z_c(λ)` of the (coarse, pessimistic) finite parts.
+fn log_mgf_sum(coarse: &[Discretised], counts: &[u64], lambda: f64) -> f64 {
+    coarse
+        .iter()
+        .zip(counts)
+        .map(|(d, &c)| c as f64 * log_mgf_mean(d, lambda).0)
+        .sum()
+}
+
+/// The Chernoff bound on ε(δ), `min_λ (Σ n ln Z(λ) + ln(1/δ))/λ` over a grid of λ, and
+/// its minimiser: the tilt of the saddle point of that (slightly pessimistic) ε.
+fn chernoff(coarse: &[Discretised], counts: &[u64], delta: f64) -> (f64, f64) {
+    let mut best = (0.0, f64::INFINITY);
+    for i in 0..=120 {
+        let lambda = 10f64.powf(-4.0 + i as f64 * 0.06);
+        let eps = (log_mgf_sum(coarse, counts, lambda) - delta.ln()) / lambda;
+        if eps < best.1 {
+            best = (lambda, eps);
+        }
+    }
+    best
+}
+
+impl Accountant for CertifiedPld {
+    fn name(&self) -> &'static str {
+        "CertifiedPLD"
+    }
+    fn check(&self, event: &PrivacyEvent) -> Result<()> {
+        Self::leaves_of(event).map(|_| ())
+    }
+    fn compose(&mut self, event: &PrivacyEvent) -> Result<()> {
+        for (loss, c) in Self::leaves_of(event)? {
+            match self.leaves.iter_mut().find(|(l, _)| *l == loss) {
+                Some(slot) => slot.1 = slot.1.saturating_add(c),
+                None => self.leaves.push((loss, c)),
+            }
+        }
+        Ok(())
+    }
+    fn boxed(&self) -> Box<dyn Accountant> {
+        Box::new(self.clone())
+    }
+    fn epsilon(&self, delta: f64) -> Result<f64> {
+        Ok(self.epsilon_interval(delta)?.upper)
+    }
+    fn delta(&self, epsilon: f64) -> Result<f64> {
+        Ok(self.delta_interval(epsilon)?.upper)
+    }
+}

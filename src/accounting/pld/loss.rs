@@ -1,0 +1,443 @@
+//! The dominating pairs (P, Q) this engine discretises and the probabilities it needs from
+//! them: `P(L ∈ (a, b])` and `Q(L ∈ (a, b])` for the privacy loss `L = ln(p(X)/q(X))`.
+//!
+//! Every pair but the Laplace is a pair of mixtures of `N(m, σ²)` on the real line with a
+//! loss monotone in x, so a loss bucket is an x-interval and its masses are differences of
+//! normal tails, each taken from the side where it is accurate.
+
+/// `P(N(0,1) > z)`, accurate in the upper tail (fdlibm's erfc, within ~1 ulp relative).
+pub(crate) fn norm_sf(z: f64) -> f64 {
+    0.5 * libm::erfc(z / std::f64::consts::SQRT_2)
+}
+
+/// `ln(1 − q + q·e^u)` without overflow or cancellation.
+pub(crate) fn ln_mix(q: f64, u: f64) -> f64 {
+    if u > 0.0 {
+        u + (q + (1.0 - q) * (-u).exp()).ln()
+    } else if q * u.exp_m1() > -0.5 {
+        (q * u.exp_m1()).ln_1p()
+    } else {
+        // both terms positive: no cancellation (and no ln(0) when q = 1)
+        ((1.0 - q) + q * u.exp()).ln()
+    }
+}
+
+/// Relative accuracy assumed for one normal tail (fdlibm's erfc: about 1 ulp; the division
+/// by √2 adds another).
+const TAIL_REL: f64 = 4e-15;
+
+/// The dominating pair of one mechanism (sensitivity 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Loss {
+    /// P = N(0, σ²), Q = N(1, σ²): L ~ N(μ, 2μ), μ = 1/(2σ²) (the same in both directions).
+    Gaussian { sigma: f64 },
+    /// P = Lap(0, b), Q = Lap(1, b) (the same in both directions).
+    Laplace { b: f64 },
+    /// Poisson subsampling, remove direction: P = (1−q)N(0,σ²) + qN(1,σ²), Q = N(0,σ²).
+    PoissonRemove { sigma: f64, q: f64 },
+    /// Poisson subsampling, add direction: P = N(0,σ²), Q = (1−q)N(0,σ²) + qN(1,σ²).
+    PoissonAdd { sigma: f64, q: f64 },
+    /// Sampling without replacement, substitute relation (the pair the Fourier accountant
+    /// and the thesis' minibatch penalty use): P = (1−q)N(0,σ²) + qN(1,σ²),
+    /// Q = (1−q)N(0,σ²) + qN(−1,σ²) (its swap has the same loss distribution, by x ↦ −x).
+    Substitute { sigma: f64, q: f64 },
+}
+
+/// A mixture `Σ w·N(m, σ²)` (at most two components).
+#[derive(Clone, Copy, Debug)]
+struct Mixture {
+    parts: [(f64, f64); 2],
+    len: usize,
+}
+
+impl Mixture {
+    fn one(m: f64) -> Self {
+        Mixture {
+            parts: [(1.0, m), (0.0, 0.0)],
+            len: 1,
+        }
+    }
+    fn two(q: f64, m: f64) -> Self {
+        Mixture {
+            parts: [(1.0 - q, 0.0), (q, m)],
+            len: 2,
+        }
+    }
+    fn parts(&self) -> &[(f64, f64)] {
+        &self.parts[..self.len]
+    }
+    /// `(P(x1 < X ≤ x2), allowance for its absolute round-off)`, `x1 ≤ x2`, from the
+    /// tails `sf(|z|)` of both ends for each component (`tails1[i]`, `tails2[i]`, with
+    /// `z = (x − m_i)/σ`), each the tail on the side of its own sign.
+    fn interval(&self, ends: [(&[f64], f64); 2]) -> (f64, f64) {
+        let [(t1, x1), (t2, x2)] = ends;
+        let (mut p, mut err) = (0.0, 0.0);
+        for (i, &(w, m)) in self.parts().iter().enumerate() {
+            if w == 0.0 {
+                continue;
+            }
+            let (a, b) = (t1[i], t2[i]);
+            let (v, scale) = if x1 >= m {
+                (a - b, a + b)
+            } else if x2 <= m {
+                (b - a, a + b)
+            } else {
+                (1.0 - a - b, 1.0 + a + b)
+            };
+            p += w * v.max(0.0);
+            err += w * TAIL_REL * scale;
+        }
+        (p, err)
+    }
+
+    /// `sf(|x − m_i|/σ)` for each component.
+    fn tails(&self, sigma: f64, x: f64) -> [f64; 2] {
+        let mut out = [0.0; 2];
+        for (o, &(_, m)) in out.iter_mut().zip(self.parts()) {
+            *o = norm_sf(((x - m) / sigma).abs());
+        }
+        out
+    }
+}
+
+/// How a mixture pair maps losses to x.
+#[derive(Clone, Copy, Debug)]
+struct MixturePair {
+    sigma: f64,
+    p: Mixture,
+    q: Mixture,
+    /// L increasing in x (else decreasing).
+    increasing: bool,
+}
+
+/// Masses of one loss bucket `(a, b]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Bucket {
+    /// `P(L ∈ (a, b])`.
+    pub p: f64,
+    /// `Q(L ∈ (a, b])`.
+    pub q: f64,
+    /// Allowance for the absolute round-off of `p` (and of `q`, scaled by `e^{−a}`).
+    pub err: f64,
+}
+
+impl Loss {
+    /// The add direction's pair (the same pair where the two directions agree).
+    pub(crate) fn add_direction(self) -> Loss {
+        match self {
+            Loss::PoissonRemove { sigma, q } => Loss::PoissonAdd { sigma, q },
+            other => other,
+        }
+    }
+
+    fn mixtures(self) -> Option<MixturePair> {
+        Some(match self {
+            Loss::Gaussian { sigma } => MixturePair {
+                sigma,
+                p: Mixture::one(0.0),
+                q: Mixture::one(1.0),
+                increasing: false,
+            },
+            Loss::Laplace { .. } => return None,
+            Loss::PoissonRemove { sigma, q } => MixturePair {
+                sigma,
+                p: Mixture::two(q, 1.0),
+                q: Mixture::one(0.0),
+                increasing: true,
+            },
+            Loss::PoissonAdd { sigma, q } => MixturePair {
+                sigma,
+                p: Mixture::one(0.0),
+                q: Mixture::two(q, 1.0),
+                increasing: false,
+            },
+            Loss::Substitute { sigma, q } => MixturePair {
+                sigma,
+                p: Mixture::two(q, 1.0),
+                q: Mixture::two(q, -1.0),
+                increasing: true,
+            },
+        })
+    }
+
+    /// `L(x)` (mixture pairs only).
+    fn loss_at(self, x: f64) -> f64 {
+        match self {
+            Loss::Gaussian { sigma } => (1.0 - 2.0 * x) / (2.0 * sigma * sigma),
+            Loss::PoissonRemove { sigma, q } => ln_mix(q, (2.0 * x - 1.0) / (2.0 * sigma * sigma)),
+            Loss::PoissonAdd { sigma, q } => -ln_mix(q, (2.0 * x - 1.0) / (2.0 * sigma * sigma)),
+            Loss::Substitute { sigma, q } => substitute_loss(sigma, q, x),
+            Loss::Laplace { b } => ((x - 1.0).abs() - x.abs()) / b,
+        }
+    }
+
+    /// The x where the loss crosses `l`: `L > l ⇔ x > x(l)` for increasing losses and
+    /// `L > l ⇔ x < x(l)` for decreasing ones (±∞ when every or no x qualifies). `guess` is
+    /// a nearby solution (used by the Newton solve of the substitute pair).
+    fn x_of(self, l: f64, guess: f64) -> f64 {
+        match self {
+            Loss::Gaussian { sigma } => 0.5 - sigma * sigma * l,
+            Loss::PoissonRemove { sigma, q } => {
+                let a = l.exp_m1() + q;
+                if a <= 0.0 {
+                    f64::NEG_INFINITY
+                } else {
+                    sigma * sigma * (a / q).ln() + 0.5
+                }
+            }
+            Loss::PoissonAdd { sigma, q } => {
+                let a = (-l).exp_m1() + q;
+                if a <= 0.0 {
+                    f64::NEG_INFINITY
+                } else {
+                    sigma * sigma * (a / q).ln() + 0.5
+                }
+            }
+            Loss::Substitute { sigma, q } => substitute_inverse(sigma, q, l, guess),
+            Loss::Laplace { .. } => unreachable!("the Laplace pair has no mixture form"),
+        }
+    }
+
+    /// A loss range `[lo, hi]` with `P(L < lo) ≤ tail` and `P(L > hi) ≤ tail` (the natural
+    /// bounds where the loss is bounded).
+    pub(crate) fn range(self, tail: f64) -> (f64, f64) {
+        let Some(pair) = self.mixtures() else {
+            let Loss::Laplace { b } = self else {
+                unreachable!()
+            };
+            return (-1.0 / b, 1.0 / b);
+        };
+        let z = normal_quantile_upper(tail / 2.0);
+        let means = pair.p.parts().iter().map(|&(_, m)| m);
+        let x_lo = means.clone().fold(f64::INFINITY, f64::min) - z * pair.sigma;
+        let x_hi = means.fold(f64::NEG_INFINITY, f64::max) + z * pair.sigma;
+        let (a, b) = (self.loss_at(x_lo), self.loss_at(x_hi));
+        (a.min(b), a.max(b))
+    }
+
+    /// Masses of the buckets `(l_0, l_1], (l_1, l_2], …` for the increasing boundaries
+    /// `ls` (`ls.len() − 1` buckets; `±∞` allowed at the ends).
+    pub(crate) fn buckets(self, ls: &[f64]) -> Vec<Bucket> {
+        if let Loss::Laplace { b } = self {
+            return ls
+                .windows(2)
+                .map(|w| laplace_bucket(b, w[0], w[1]))
+                .collect();
+        }
+        let pair = self.mixtures().expect("mixture pair");
+        let mut guess = 0.0;
+        let xs: Vec<f64> = ls
+            .iter()
+            .map(|&l| {
+                let x = if l == f64::NEG_INFINITY {
+                    if pair.increasing {
+                        f64::NEG_INFINITY
+                    } else {
+                        f64::INFINITY
+                    }
+                } else if l == f64::INFINITY {
+                    if pair.increasing {
+                        f64::INFINITY
+                    } else {
+                        f64::NEG_INFINITY
+                    }
+                } else {
+                    self.x_of(l, guess)
+                };
+                if x.is_finite() {
+                    guess = x;
+                }
+                x
+            })
+            .collect();
+        let tp: Vec<[f64; 2]> = xs.iter().map(|&x| pair.p.tails(pair.sigma, x)).collect();
+        let tq: Vec<[f64; 2]> = xs.iter().map(|&x| pair.q.tails(pair.sigma, x)).collect();
+        (0..xs.len() - 1)
+            .map(|i| {
+                let (i1, i2) = if pair.increasing {
+                    (i, i + 1)
+                } else {
+                    (i + 1, i)
+                };
+                let (x1, x2) = (xs[i1], xs[i2]);
+                if x2 <= x1 {
+                    return Bucket {
+                        p: 0.0,
+                        q: 0.0,
+                        err: 0.0,
+                    };
+                }
+                let (p, ep) = pair.p.interval([(&tp[i1], x1), (&tp[i2], x2)]);
+                let (q, eq) = pair.q.interval([(&tq[i1], x1), (&tq[i2], x2)]);
+                Bucket { p, q, err: ep + eq }
+            })
+            .collect()
+    }
+}
+
+/// The Laplace pair P = Lap(0, b), Q = Lap(1, b): `L = (|x−1| − |x|)/b` is `1/b` on x ≤ 0
+/// (P-mass ½, Q-mass e^{−1/b}/2), `−1/b` on x ≥ 1 (P-mass e^{−1/b}/2, Q-mass ½) and
+/// `(1 − 2x)/b` between.
+fn laplace_bucket(b: f64, la: f64, lb: f64) -> Bucket {
+    let top = 1.0 / b;
+    let e = (-top).exp();
+    let (mut p, mut q) = (0.0, 0.0);
+    if la < top && top <= lb {
+        p += 0.5;
+        q += 0.5 * e;
+    }
+    if la < -top && -top <= lb {
+        p += 0.5 * e;
+        q += 0.5;
+    }
+    // continuous part: L ∈ (la, lb] ∩ (−1/b, 1/b) ⇔ x ∈ [x(lb), x(la)), x(l) = (1 − b·l)/2
+    let (l1, l2) = (la.max(-top), lb.min(top));
+    if l1 < l2 {
+        let (x1, x2) = (
+            (0.5 * (1.0 - b * l2)).max(0.0),
+            (0.5 * (1.0 - b * l1)).min(1.0),
+        );
+        if x1 < x2 {
+            // P density e^{−x/b}/(2b) on x > 0, Q density e^{−(1−x)/b}/(2b) on x < 1
+            p += 0.5 * ((-x1 / b).exp() - (-x2 / b).exp());
+            q += 0.5 * ((-(1.0 - x2) / b).exp() - (-(1.0 - x1) / b).exp());
+        }
+    }
+    Bucket {
+        p,
+        q,
+        err: 8.0 * f64::EPSILON * (p + q + 1e-300),
+    }
+}
+
+/// `L(x)` of the substitute pair, increasing in x.
+fn substitute_loss(sigma: f64, q: f64, x: f64) -> f64 {
+    let s2 = 2.0 * sigma * sigma;
+    ln_mix(q, (2.0 * x - 1.0) / s2) - ln_mix(q, (-2.0 * x - 1.0) / s2)
+}
+
+/// `dL/dx` of the substitute pair.
+fn substitute_slope(sigma: f64, q: f64, x: f64) -> f64 {
+    let s2 = 2.0 * sigma * sigma;
+    let share = |u: f64| (u + q.ln() - ln_mix(q, u)).exp(); // q·e^u / (1 − q + q·e^u)
+    (share((2.0 * x - 1.0) / s2) + share((-2.0 * x - 1.0) / s2)) * 2.0 / s2
+}
+
+/// The x with `L(x) = l` for the substitute pair: safeguarded Newton from `guess`.
+fn substitute_inverse(sigma: f64, q: f64, l: f64, guess: f64) -> f64 {
+    let f = |x: f64| substitute_loss(sigma, q, x) - l;
+    // bracket
+    let (mut lo, mut hi) = (guess - 1.0, guess + 1.0);
+    let mut step = 1.0;
+    while f(lo) > 0.0 {
+        step *= 2.0;
+        lo -= step;
+        if step > 1e12 {
+            return f64::NEG_INFINITY;
+        }
+    }
+    step = 1.0;
+    while f(hi) <= 0.0 {
+        step *= 2.0;
+        hi += step;
+        if step > 1e12 {
+            return f64::INFINITY;
+        }
+    }
+    let mut x = guess.clamp(lo, hi);
+    for _ in 0..200 {
+        let fx = f(x);
+        if fx > 0.0 {
+            hi = x;
+        } else {
+            lo = x;
+        }
+        let slope = substitute_slope(sigma, q, x);
+        let mut next = x - fx / slope;
+        if !(next > lo && next < hi) {
+            next = 0.5 * (lo + hi);
+        }
+        if (next - x).abs() <= 1e-15 * (1.0 + x.abs()) || hi - lo <= 1e-15 * (1.0 + x.abs()) {
+            return next;
+        }
+        x = next;
+    }
+    x
+}
+
+/// `z` with `P(N(0,1) > z) = p` (0 < p < 0.5), by bisection on the accurate tail.
+fn normal_quantile_upper(p: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0_f64, 40.0_f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if norm_sf(mid) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn models() -> [Loss; 5] {
+        [
+            Loss::Gaussian { sigma: 0.7 },
+            Loss::Laplace { b: 1.3 },
+            Loss::PoissonRemove {
+                sigma: 1.0,
+                q: 0.01,
+            },
+            Loss::PoissonAdd {
+                sigma: 1.0,
+                q: 0.01,
+            },
+            Loss::Substitute {
+                sigma: 1.0,
+                q: 0.01,
+            },
+        ]
+    }
+
+    /// The buckets of a partition of the line carry all of P and all of Q (Q may put mass
+    /// where P has none only at L = −∞, which none of these pairs has), and each bucket's
+    /// `E_P[e^{−L}]` lies in `[e^{−b}, e^{−a}]`.
+    #[test]
+    fn buckets_partition_both_measures() {
+        for m in models() {
+            let (lo, hi) = m.range(1e-20);
+            let mut ls = vec![f64::NEG_INFINITY];
+            let n = 400;
+            for i in 0..=n {
+                ls.push(lo + (hi - lo) * i as f64 / n as f64);
+            }
+            ls.push(f64::INFINITY);
+            let bs = m.buckets(&ls);
+            let (p, q): (f64, f64) = bs.iter().fold((0.0, 0.0), |a, b| (a.0 + b.p, a.1 + b.q));
+            assert!((p - 1.0).abs() < 1e-12, "{m:?}: P total {p}");
+            assert!((q - 1.0).abs() < 1e-12, "{m:?}: Q total {q}");
+            for (i, b) in bs.iter().enumerate().skip(1).take(n) {
+                if b.p > 1e-12 {
+                    let r = b.q / b.p;
+                    let (a, c) = (ls[i], ls[i + 1]);
+                    assert!(
+                        r <= (-a).exp() * (1.0 + 1e-9) && r >= (-c).exp() * (1.0 - 1e-9),
+                        "{m:?} bucket ({a}, {c}]: Q/P = {r}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The substitute pair's inverse solves `L(x) = l`.
+    #[test]
+    fn substitute_inverse_solves() {
+        for l in [-3.0, -0.2, -1e-4, 0.0, 1e-4, 0.5, 4.0] {
+            let x = substitute_inverse(0.9, 0.02, l, 0.0);
+            assert!((substitute_loss(0.9, 0.02, x) - l).abs() < 1e-12, "{l}");
+        }
+    }
+}

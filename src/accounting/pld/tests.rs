@@ -1,0 +1,232 @@
+//! The certified intervals against exact values and independent references.
+
+use crate::accounting::{Accountant, CertifiedPld, PrivacyEvent, Rdp, pld_delta, pld_epsilon};
+
+fn acc(event: &PrivacyEvent, tol: f64) -> CertifiedPld {
+    acc_budget(event, tol, 1 << 18)
+}
+
+fn acc_budget(event: &PrivacyEvent, tol: f64, points: usize) -> CertifiedPld {
+    let mut a = CertifiedPld::new().tolerance(tol).max_points(points);
+    a.compose(event).unwrap();
+    a
+}
+
+/// Compositions of Gaussians: the interval contains the closed form N(μ, 2μ) (thesis
+/// Theorem 6) for δ(ε) and ε(δ), and is not wider than asked where the budget allows.
+#[test]
+fn gaussian_contains_closed_form() {
+    // budget 2^16 points: intervals of ~1 % at k = 1, 10 and ~10 % at k = 1000, fast
+    for (sigma, k) in [(1.0, 1u64), (2.0, 10), (20.0, 1000)] {
+        let a = acc_budget(&PrivacyEvent::gaussian(sigma).repeat(k), 1e-2, 1 << 16);
+        let mu = k as f64 * 0.5 / (sigma * sigma);
+        for eps in [0.0, 0.5, 1.0, 2.0, 4.0] {
+            let exact = pld_delta(mu, eps).unwrap();
+            let iv = a.delta_interval(eps).unwrap();
+            eprintln!("gauss σ={sigma} k={k} ε={eps}: {iv:?} exact {exact}");
+            assert!(
+                iv.contains(exact),
+                "σ={sigma} k={k} ε={eps}: {iv:?} vs {exact}"
+            );
+        }
+        for delta in [1e-9, 1e-5, 1e-2] {
+            let exact = pld_epsilon(mu, delta).unwrap();
+            let iv = a.epsilon_interval(delta).unwrap();
+            eprintln!("gauss σ={sigma} k={k} δ={delta}: {iv:?} exact {exact}");
+            assert!(
+                iv.contains(exact),
+                "σ={sigma} k={k} δ={delta}: {iv:?} vs {exact}"
+            );
+        }
+    }
+}
+
+/// Laplace, sensitivity 1, scale b: δ(ε) = max(0, 1 − e^{(ε − 1/b)/2}) (derived in
+/// `pld/loss.rs`' model: L > ε ⇔ X < (1 − bε)/2; also dp_accounting's
+/// `LaplacePrivacyLoss.get_delta_for_epsilon`).
+#[test]
+fn laplace_contains_closed_form() {
+    for b in [0.5, 1.0, 3.0] {
+        let a = acc(
+            &PrivacyEvent::Laplace {
+                noise_multiplier: b,
+            },
+            1e-3,
+        );
+        for eps in [0.0, 0.1, 0.5, 1.0, 1.9] {
+            let exact = (1.0 - ((eps - 1.0 / b) / 2.0).exp()).max(0.0);
+            let iv = a.delta_interval(eps).unwrap();
+            eprintln!("laplace b={b} ε={eps}: {iv:?} exact {exact}");
+            assert!(iv.contains(exact), "b={b} ε={eps}: {iv:?} vs {exact}");
+        }
+    }
+}
+
+/// Reference value `value` with its stated tolerance (tests/data/accounting/
+/// accounting_vectors.csv, provenance there): the interval widened by the reference's own
+/// tolerance must contain it.
+fn assert_near_interval(case: &str, iv: crate::accounting::Interval, value: f64, tol: f64) {
+    eprintln!("{case}: {iv:?} reference {value} (±{tol})");
+    assert!(iv.lower <= iv.upper, "{case}: {iv:?}");
+    assert!(
+        iv.lower - tol <= value && value <= iv.upper + tol,
+        "{case}: {iv:?} vs {value} ± {tol}"
+    );
+}
+
+/// Poisson-subsampled Gaussian (add/remove, max of both directions) against dp_accounting
+/// 0.6.0 at vdi = 1e-5 (cases sub_pld_poi_02, 04, 06; 03 and 11 left out for time), and the WOR substitute pair against the
+/// converged Fourier accountant / PRV intervals (cases sub_pld_wor_*).
+#[test]
+fn subsampled_contain_references() {
+    // a small budget keeps the test fast; the intervals are then a few % wide
+    let poi = |s: f64, q: f64, k: u64| {
+        acc_budget(
+            &PrivacyEvent::gaussian(s).poisson(q).repeat(k),
+            1e-3,
+            1 << 16,
+        )
+    };
+    let wor = |s: f64, n: u64, k: u64| {
+        acc(
+            &PrivacyEvent::gaussian(s)
+                .without_replacement(n, 1)
+                .repeat(k),
+            1e-3,
+        )
+    };
+    let v = 0.20167073240969863;
+    let iv = poi(2.0, 0.1, 1000).delta_interval(2.0).unwrap();
+    assert_near_interval("sub_pld_poi_06", iv, v, 1e-4 * v);
+    let iv = poi(4.0, 0.01, 10_000).epsilon_interval(1e-5).unwrap();
+    assert_near_interval("sub_pld_poi_04", iv, 0.9468683969716251, 1e-3);
+    let iv = poi(1.0, 0.01, 10_000).epsilon_interval(1e-5).unwrap();
+    assert_near_interval("sub_pld_poi_02", iv, 6.187712729102017, 1e-3);
+    // certified upper bound below the RDP bound (sub_rdp_poi_eps_01: 6.7128)
+    let mut rdp = Rdp::new();
+    rdp.compose(&PrivacyEvent::gaussian(1.0).poisson(0.01).repeat(10_000))
+        .unwrap();
+    assert!(iv.upper < rdp.epsilon(1e-5).unwrap());
+
+    let v = 0.032962116130830804;
+    let iv = wor(1.0, 100, 1000).delta_interval(1.0).unwrap();
+    assert_near_interval("sub_pld_wor_03", iv, v, 1e-4 * v);
+    let v = 9.331845666228388e-05;
+    let iv = wor(1.0, 100, 1).delta_interval(0.1).unwrap();
+    assert_near_interval("sub_pld_wor_12", iv, v, 9e-4 * v);
+    let iv = wor(0.8366600265340756, 100, 1000)
+        .epsilon_interval(1e-6)
+        .unwrap();
+    assert_near_interval("sub_pld_wor_eps_02", iv, 4.390463290184464, 2e-3);
+}
+
+/// The three queries of issue 14 that failed or were unconverged with the Fourier
+/// accountant's default grid now return intervals, not errors. At this test's budget (2¹⁸
+/// points) the first and third are finite; the second (10⁶ compositions, δ = 1e-9) is
+/// limited by the round-off allowance of the convolutions, which grows with the number of
+/// compositions (see `pmf::convolve`), and may be the trivial [0, ∞).
+#[test]
+fn issue_queries_answer() {
+    let t = std::time::Instant::now();
+    let a = acc(
+        &PrivacyEvent::gaussian(0.8).poisson(1e-3).repeat(100_000),
+        1e-2,
+    );
+    let iv = a.epsilon_interval(1e-6).unwrap();
+    eprintln!("query 1: {iv:?} in {:?}", t.elapsed());
+    assert!(iv.upper.is_finite() && iv.lower > 0.0 && iv.lower <= iv.upper);
+    let t = std::time::Instant::now();
+    let a = acc(
+        &PrivacyEvent::gaussian(1.0).poisson(1e-4).repeat(1_000_000),
+        1e-2,
+    );
+    let iv = a.epsilon_interval(1e-9).unwrap();
+    eprintln!("query 2: {iv:?} in {:?}", t.elapsed());
+    assert!(iv.lower <= iv.upper);
+    let t = std::time::Instant::now();
+    let a = acc(
+        &PrivacyEvent::gaussian(1.0)
+            .without_replacement(10_000, 1)
+            .repeat(1_000_000),
+        1e-2,
+    );
+    let iv = a.delta_interval(0.5).unwrap();
+    eprintln!("query 3: {iv:?} in {:?}", t.elapsed());
+    // converged Fourier value quoted in the issue: ≈ 0.000995
+    assert!(iv.upper.is_finite() && iv.contains(0.000995), "{iv:?}");
+}
+
+/// upper ≥ lower and both monotone in the number of compositions (each bound is certified,
+/// so the upper bound at k is compared with the lower bound at k+…: the true value is
+/// monotone, and so must be the computed uppers along a fixed refinement).
+#[test]
+fn monotone_in_k() {
+    let mut last = 0.0;
+    for k in [1u64, 10, 100, 1000] {
+        let a = acc_budget(
+            &PrivacyEvent::gaussian(1.0).poisson(0.05).repeat(k),
+            1e-2,
+            1 << 15,
+        );
+        let iv = a.delta_interval(0.5).unwrap();
+        assert!(iv.lower <= iv.upper, "k={k}: {iv:?}");
+        assert!(iv.upper >= last, "k={k}: upper {} < {last}", iv.upper);
+        last = iv.upper;
+    }
+}
+
+/// Timing and widths at the default budget (run by hand: `cargo test --release --lib
+/// pld::tests::default_budget -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn default_budget() {
+    let cases: Vec<(&str, PrivacyEvent, Option<f64>, Option<f64>)> = vec![
+        (
+            "poisson s1 q0.01 k1e4 eps(1e-5)",
+            PrivacyEvent::gaussian(1.0).poisson(0.01).repeat(10_000),
+            None,
+            Some(1e-5),
+        ),
+        (
+            "poisson s1 q0.01 k1e4 delta(1)",
+            PrivacyEvent::gaussian(1.0).poisson(0.01).repeat(10_000),
+            Some(1.0),
+            None,
+        ),
+        (
+            "q1 s0.8 q1e-3 k1e5 eps(1e-6)",
+            PrivacyEvent::gaussian(0.8).poisson(1e-3).repeat(100_000),
+            None,
+            Some(1e-6),
+        ),
+        (
+            "q2 s1 q1e-4 k1e6 eps(1e-9)",
+            PrivacyEvent::gaussian(1.0).poisson(1e-4).repeat(1_000_000),
+            None,
+            Some(1e-9),
+        ),
+        (
+            "q3 wor s1 q1e-4 k1e6 delta(0.5)",
+            PrivacyEvent::gaussian(1.0)
+                .without_replacement(10_000, 1)
+                .repeat(1_000_000),
+            Some(0.5),
+            None,
+        ),
+    ];
+    for (name, e, eps, delta) in cases {
+        let mut a = CertifiedPld::new();
+        a.compose(&e).unwrap();
+        let t = std::time::Instant::now();
+        let iv = match (eps, delta) {
+            (Some(x), _) => a.delta_interval(x).unwrap(),
+            (_, Some(d)) => a.epsilon_interval(d).unwrap(),
+            _ => unreachable!(),
+        };
+        eprintln!(
+            "{name}: {iv:?} rel width {:.2e} in {:?}",
+            iv.width() / iv.upper,
+            t.elapsed()
+        );
+    }
+}
