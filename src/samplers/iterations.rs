@@ -382,7 +382,9 @@ impl MinibatchPenaltyIterations {
 
     /// `Method::Fourier` (default; the thesis' call `get_delta_S(ε, σ = √τ, q = b/n, k)`, which
     /// charges the statistic's sensitivity c as the pair's per-record bound: conservative,
-    /// THESIS-NOTES §7) or `Method::Rdp` (Theorem 8, closed form per order α ∈ [2, 199]).
+    /// THESIS-NOTES §7), `Method::Rdp` (Theorem 8, closed form per order α ∈ [2, 199]) or
+    /// `Method::Pld` (the same pair as the Fourier accountant, its δ the certified upper bound
+    /// of [`CertifiedPld`](crate::accounting::CertifiedPld): a count that never overstates).
     #[must_use]
     pub fn method(mut self, method: Method) -> Self {
         self.method = method;
@@ -401,7 +403,7 @@ impl MinibatchPenaltyIterations {
     ///
     /// # Errors
     /// ε ≤ 0 or NaN, δ ∉ (0,1), τ ≤ 0, n = 0, batch_size = 0 or > n, or a method other than
-    /// Fourier/RDP.
+    /// Fourier/RDP/PLD.
     pub fn compute(&self) -> Result<IterationBudget> {
         let n_rows = check_n(self.n)?;
         let tau = check::positive("tau", self.tau)?;
@@ -467,7 +469,26 @@ impl MinibatchPenaltyIterations {
                     params,
                 ))
             }
-            m => Err(unsupported(m, alg, "fourier or rdp")),
+            Method::Pld => {
+                let c = count(
+                    &sampler,
+                    sampler.new_accountant(self.n)?,
+                    self.n,
+                    eps,
+                    delta,
+                )?;
+                Ok(budget(
+                    c,
+                    alg,
+                    Method::Pld,
+                    eps,
+                    delta,
+                    None,
+                    self.thesis_compatible,
+                    params,
+                ))
+            }
+            m => Err(unsupported(m, alg, "fourier, rdp or pld")),
         }
     }
 }

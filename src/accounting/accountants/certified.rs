@@ -4,13 +4,13 @@
 use super::{Accountant, unsupported, walk, wor_rate};
 use crate::accounting::event::PrivacyEvent;
 use crate::accounting::pld::Interval;
-use crate::accounting::pld::compose::{Part, compose};
+use crate::accounting::pld::compose::{Part, compose, window_span};
 use crate::accounting::pld::discretise::{Discretised, discretise};
 use crate::accounting::pld::loss::Loss;
 use crate::error::{Error, Result, check};
 
 /// Default relative width wanted (`upper − lower ≤ tolerance·upper`).
-const DEFAULT_TOLERANCE: f64 = 1e-2;
+const DEFAULT_TOLERANCE: f64 = 2e-3;
 /// Default work budget: the longest FFT (points) a refinement may use.
 const DEFAULT_MAX_POINTS: usize = 1 << 22;
 /// At most this many refinements.
@@ -65,6 +65,7 @@ pub struct CertifiedPld {
     leaves: Vec<(Loss, u64)>,
     tolerance: f64,
     max_points: usize,
+    upper_only: bool,
 }
 
 impl Default for CertifiedPld {
@@ -73,12 +74,14 @@ impl Default for CertifiedPld {
             leaves: Vec::new(),
             tolerance: DEFAULT_TOLERANCE,
             max_points: DEFAULT_MAX_POINTS,
+            upper_only: false,
         }
     }
 }
 
 impl CertifiedPld {
-    /// An empty accountant (tolerance 1e-3, budget 2²² points).
+    /// An empty accountant (tolerance 2e-3: about three significant digits; budget: an FFT of
+    /// 2²² points).
     pub fn new() -> Self {
         Self::default()
     }
@@ -100,6 +103,17 @@ impl CertifiedPld {
     #[must_use]
     pub fn max_points(mut self, points: usize) -> Self {
         self.max_points = points.max(1024);
+        self
+    }
+
+    /// Answer from one composition at a fixed, moderate lattice step (a quarter of the
+    /// coarse one: ~8000 nodes over a mechanism's loss range) without refining: the upper
+    /// bound (connect-the-dots, already tight at that step) is certified as always, the lower
+    /// bound is loose. For searches that only compare the upper bound with a budget
+    /// (Algorithm 2), at a fraction of the cost.
+    #[must_use]
+    pub fn upper_only(mut self, yes: bool) -> Self {
+        self.upper_only = yes;
         self
     }
 
@@ -195,14 +209,20 @@ impl CertifiedPld {
                 (eps.is_finite().then_some(eps), delta)
             }
         };
-        let hoeffding = |h: f64| h * (n * (1e2 / delta_scale.max(1e-300)).ln() / 2.0).sqrt();
+        let hoeffding = |h: f64| {
+            h * (n * (1e2 / delta_scale.max(1e-300)).ln() / 2.0)
+                .sqrt()
+                .min(n)
+        };
         let t_wanted = match (query, target) {
-            (Query::Delta(eps), _) => 0.7 * self.tolerance / (saddle(&coarse, &counts, eps) + 1.0),
-            (Query::Epsilon(_), Some(eps)) => 0.7 * self.tolerance * eps,
+            (Query::Delta(eps), _) => 0.6 * self.tolerance / (saddle(&coarse, &counts, eps) + 1.0),
+            (Query::Epsilon(_), Some(eps)) => 0.6 * self.tolerance * eps,
             (Query::Epsilon(_), None) => f64::NAN,
         };
         let predicted = t_wanted / hoeffding(1.0);
-        let mut h = if predicted.is_finite() && predicted > 0.0 {
+        let mut h = if self.upper_only {
+            h_coarse / 4.0
+        } else if predicted.is_finite() && predicted > 0.0 {
             predicted.clamp(h_coarse / 256.0, 8.0 * h_coarse)
         } else {
             h_coarse
@@ -212,6 +232,19 @@ impl CertifiedPld {
         let mut tries = 0;
         while tries < MAX_ROUNDS + 8 {
             tries += 1;
+            let lambda = match (target, query) {
+                (Some(eps), _) => saddle(&coarse, &counts, eps),
+                (None, Query::Epsilon(delta)) => chernoff(&coarse, &counts, delta).0,
+                (None, Query::Delta(_)) => 0.0,
+            };
+            // never finer than the budget allows (the window measured on the coarse lattice)
+            let coarse_parts: Vec<Part> = coarse
+                .iter()
+                .zip(&counts)
+                .map(|(d, &count)| Part { d, count })
+                .collect();
+            let span = window_span(&coarse_parts, h_coarse, lambda, TAU);
+            h = h.max(span / (0.9 * self.max_points as f64));
             let discs: Option<Vec<Discretised>> = if h == h_coarse {
                 Some(coarse.clone())
             } else {
@@ -219,11 +252,6 @@ impl CertifiedPld {
                     .iter()
                     .map(|&(l, _)| discretise(l, h, TAIL, self.max_points))
                     .collect()
-            };
-            let lambda = match (target, query) {
-                (Some(eps), _) => saddle(&coarse, &counts, eps),
-                (None, Query::Epsilon(delta)) => chernoff(&coarse, &counts, delta).0,
-                (None, Query::Delta(_)) => 0.0,
             };
             let include = match query {
                 Query::Delta(eps) => Some((eps / h).floor() as i64),
@@ -252,7 +280,7 @@ impl CertifiedPld {
             };
             best = best.intersect(Interval { lower, upper });
             let want = self.tolerance * best.upper;
-            if best.upper.is_finite() && best.width() <= want {
+            if self.upper_only || (best.upper.is_finite() && best.width() <= want) {
                 break;
             }
             if tries >= MAX_ROUNDS {
@@ -266,7 +294,13 @@ impl CertifiedPld {
             } else {
                 0.25
             };
-            h *= ratio.clamp(1.0 / 16.0, 0.5);
+            // the finest step whose window still fits the budget
+            let window = c.pess.len().max(c.opt.len()) as f64;
+            let finest = h * window / (0.9 * self.max_points as f64);
+            if finest >= h {
+                break;
+            }
+            h = (h * ratio.clamp(1.0 / 16.0, 0.5)).max(finest);
         }
         best
     }

@@ -194,6 +194,49 @@ fn cpow(mut z: Complex<f64>, mut n: u64) -> Complex<f64> {
     out
 }
 
+/// The width, in loss units, of the larger of the two composition windows of `parts`
+/// tilted by `lambda` (to choose a lattice step whose window fits a budget).
+pub(crate) fn window_span(parts: &[Part], h: f64, lambda: f64, tau: f64) -> f64 {
+    let tilted: Vec<(Tilted, Tilted)> = parts
+        .iter()
+        .filter(|p| p.count > 0)
+        .map(|p| {
+            (
+                tilt(&p.d.pess, p.d.start, h, lambda),
+                tilt(&p.d.opt, p.d.start, h, lambda),
+            )
+        })
+        .collect();
+    let counts: Vec<u64> = parts
+        .iter()
+        .filter(|p| p.count > 0)
+        .map(|p| p.count)
+        .collect();
+    let mut span: f64 = 0.0;
+    for which in 0..2 {
+        let arrays: Vec<(&[f64], u64)> = tilted
+            .iter()
+            .zip(&counts)
+            .map(|(t, &c)| {
+                (
+                    if which == 0 {
+                        t.0.1.as_slice()
+                    } else {
+                        t.1.1.as_slice()
+                    },
+                    c,
+                )
+            })
+            .collect();
+        if which == 1 && tilted.iter().any(|t| t.1.0 == f64::NEG_INFINITY) {
+            continue;
+        }
+        let (lo, hi) = chernoff_window(&arrays, tau);
+        span = span.max((hi - lo + 1.0) * h);
+    }
+    span
+}
+
 /// For `ẑ` (computed coefficient, `|ẑ − z| ≤ ε`) and its computed power `ĝ = ẑ^n`:
 /// `(B, D)` with `B ≥ (|ẑ| + ε)^n ≥ |z^n|` and `D ≥ |ĝ − z^n|`, from
 /// `|z^n − ẑ^n| ≤ n·ε·(|ẑ| + ε)^{n−1}` plus the power's round-off `(6n + 8)·u·B`.

@@ -17,7 +17,8 @@
 //!   `E ≥ m_lo − t` except with probability `η`, `t = h·√(n·ln(1/η)/2)`, so
 //!   `δ(ε) = E f_ε(S̃ + E) ≥ E f_ε(S̃ + m_lo − t) − η`, which the composed rounded-down PMF
 //!   (with its dropped tails, dropping only lowers it) bounds from below after subtracting
-//!   its round-off. The best of three values of η is taken.
+//!   its round-off. The best of three values of η is taken, and of the unshifted curve
+//!   (`E ≥ 0`), which is the better one for few compositions.
 
 use super::compose::Composed;
 
@@ -113,7 +114,8 @@ impl Composed {
     /// `(lower, upper)` bounds on δ(ε).
     pub(crate) fn delta_bounds(&self, eps: f64) -> (f64, f64) {
         let upper = self.delta_side(Side::Pess, eps);
-        let mut lower: f64 = 0.0;
+        // E ≥ 0 always: the unshifted rounded-down curve is a lower bound too
+        let mut lower: f64 = self.delta_side(Side::Opt, eps);
         for f in ETA_FRACTIONS {
             let eta = f * upper;
             if eta <= 0.0 {
@@ -176,7 +178,7 @@ impl Composed {
     /// `(lower, upper)` bounds on ε(δ) = inf{ε ≥ 0 : δ(ε) ≤ δ}.
     pub(crate) fn epsilon_bounds(&self, delta: f64) -> (f64, f64) {
         let upper = self.epsilon_upper(delta);
-        let mut lower: f64 = 0.0;
+        let mut lower: f64 = self.opt_crossing(delta).unwrap_or(0.0);
         for f in ETA_FRACTIONS {
             let eta = f * delta;
             if let Some(e) = self.opt_crossing(delta + eta) {

@@ -14,7 +14,7 @@ use dp_mcmc::Error;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::accounting::{
     Gradient, IterationBudget, Method, Rdp, RdpConversion, WorBound, dp_accounting_orders,
-    pld_delta, pld_epsilon, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
+    poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
 };
 use dp_mcmc::samplers::MaxIterations;
 use serde_json::{Value, json};
@@ -37,14 +37,19 @@ pub enum AlgorithmArg {
 pub enum AccountantArg {
     /// zCDP with the thesis' Theorem 1 conversion.
     Zcdp,
-    /// Tight Gaussian PLD (closed form); subsampled: the Fourier accountant.
+    /// Certified privacy loss distribution: an interval [lower, upper] that contains the true
+    /// value (connect-the-dots + FFT; --sampling none, poisson or without-replacement); the
+    /// JSON's delta/epsilon is the upper bound, delta_lower/epsilon_lower the lower one.
+    /// Iterations: the tight Gaussian PLD (dp-penalty, dp-hmc), the certified upper bound
+    /// (minibatch-penalty).
     Pld,
     /// Rényi DP, integer orders 2..=256 (iterations: the thesis' α grids).
     Rdp,
     /// DP Barker only (`iterations`): Rényi DP with the exact per-step divergence of the
     /// Barker test instead of Theorem 7's bound.
     RdpExact,
-    /// Fourier accountant (nx = 1e6, L = 20).
+    /// Fourier accountant (the thesis' tool; nx = 1e6, L = 20 unless --nx/--window): a value
+    /// without an error bound (--accountant pld gives a certified interval).
     Fourier,
 }
 
@@ -172,6 +177,11 @@ pub struct MechanismArgs {
     /// Fourier window L (the thesis' 20); widened automatically for an ε outside it.
     #[arg(long, default_value_t = 20.0, allow_hyphen_values = true)]
     window: f64,
+    /// pld: relative width wanted, upper − lower ≤ T·upper (the lattice is refined until it
+    /// holds or the work budget, an FFT of 2^22 points, is spent; then the wider certified
+    /// interval is printed).
+    #[arg(long, default_value_t = 2e-3, allow_hyphen_values = true)]
+    tolerance: f64,
 }
 
 /// RDP orders.
@@ -312,8 +322,15 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
         }
         AlgorithmArg::MinibatchPenalty => {
             let acc = a.accountant.unwrap_or(AccountantArg::Fourier);
-            if !matches!(acc, AccountantArg::Fourier | AccountantArg::Rdp) {
-                return Err(bad_accountant(acc, "minibatch-penalty", "fourier or rdp"));
+            if !matches!(
+                acc,
+                AccountantArg::Fourier | AccountantArg::Rdp | AccountantArg::Pld
+            ) {
+                return Err(bad_accountant(
+                    acc,
+                    "minibatch-penalty",
+                    "fourier, rdp or pld",
+                ));
             }
             let tau = need(a.tau, "--tau", "minibatch-penalty needs --tau T")?;
             let bs = need(
@@ -521,6 +538,7 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
     let k = m.steps as f64;
     let mut order = None;
     let mut grid = None;
+    let mut lower = None;
     let value = match (m.accountant, q) {
         (AccountantArg::Zcdp, _) => {
             let rho = k / (2.0 * s * s);
@@ -532,12 +550,10 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
                 Query::Epsilon(d) => z.epsilon(d)?,
             }
         }
-        (AccountantArg::Pld, None) => {
-            let mu = k / (2.0 * s * s);
-            match query {
-                Query::Delta(e) => pld_delta(mu, e)?,
-                Query::Epsilon(d) => pld_epsilon(mu, d)?,
-            }
+        (AccountantArg::Pld, q) => {
+            let iv = certified(m, q, &query)?;
+            lower = Some(iv.lower);
+            iv.upper
         }
         (AccountantArg::Rdp, q) => {
             let acc = rdp_accountant(m, q)?;
@@ -548,7 +564,7 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
             order = Some(a);
             v
         }
-        (AccountantArg::Pld | AccountantArg::Fourier, Some(q)) => {
+        (AccountantArg::Fourier, Some(q)) => {
             let relation = match rel {
                 RelationArg::AddRemove => FourierRelation::AddRemovePoisson,
                 RelationArg::Substitute => FourierRelation::SubstituteWithoutReplacement,
@@ -604,7 +620,47 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
             obj.insert("epsilon".into(), json!(value));
         }
     }
+    if let Some(l) = lower {
+        let key = match query {
+            Query::Delta(_) => "delta_lower",
+            Query::Epsilon(_) => "epsilon_lower",
+        };
+        obj.insert(key.into(), json!(l));
+        obj.insert("tolerance".into(), json!(m.tolerance));
+    }
     Ok(out)
+}
+
+/// The certified interval of `--accountant pld`. A without-replacement rate q is charged as
+/// `b/n` with `n = 2^40`, `b = ⌈q·n⌉` (at most 1e-12 above q: pessimistic).
+fn certified(
+    m: &MechanismArgs,
+    q: Option<f64>,
+    query: &Query,
+) -> dp_mcmc::Result<dp_mcmc::accounting::Interval> {
+    use dp_mcmc::accounting::{Accountant, CertifiedPld, PrivacyEvent};
+    if !(m.tolerance.is_finite() && m.tolerance > 0.0 && m.tolerance < 1.0) {
+        return Err(Error::invalid(
+            "--tolerance",
+            m.tolerance,
+            "must be in (0, 1), e.g. 0.01 for an interval 1 % wide",
+        ));
+    }
+    let g = PrivacyEvent::gaussian(m.noise_multiplier);
+    let one = match (m.sampling, q) {
+        (SamplingArg::Poisson, Some(q)) => g.poisson(q),
+        (SamplingArg::WithoutReplacement, Some(q)) => {
+            let n = 1u64 << 40;
+            g.without_replacement(n, ((q * n as f64).ceil() as u64).clamp(1, n))
+        }
+        _ => g,
+    };
+    let mut acc = CertifiedPld::new().tolerance(m.tolerance);
+    acc.compose(&one.repeat(m.steps))?;
+    match *query {
+        Query::Delta(e) => acc.delta_interval(e),
+        Query::Epsilon(d) => acc.epsilon_interval(d),
+    }
 }
 
 /// `dp-mcmc delta`.

@@ -12,7 +12,8 @@ use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::{ProposalKind, StepSize};
 use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::{
-    Accountant, Fourier, Method, PrivacyEvent, Rdp, Releases, WorBound, integer_orders,
+    Accountant, CertifiedPld, Fourier, Method, PrivacyEvent, Rdp, Releases, WorBound,
+    integer_orders,
 };
 use crate::error::Result;
 use crate::models::Model;
@@ -50,7 +51,8 @@ pub struct MinibatchPenalty {
     pub proposal_sd: StepSize,
     /// Full update, OCU or GWMH.
     pub proposal: ProposalKind,
-    /// Accountant: `Method::Fourier` (default) or `Method::Rdp`.
+    /// Accountant: `Method::Fourier` (default, the thesis'), `Method::Rdp` or `Method::Pld`
+    /// (the certified PLD accountant's upper bound).
     pub accountant: Method,
     /// Reproduce the thesis code's (optimistic) Theorem 8 sum for `Method::Rdp`.
     pub thesis_compatible: bool,
@@ -158,7 +160,8 @@ impl PrivacyCost for MinibatchPenalty {
         ))
     }
     /// RDP on the orders 2..=199 (the thesis code's; the thesis code's sum with
-    /// `.thesis_compatible(true)`), or the Fourier accountant (any other method).
+    /// `.thesis_compatible(true)`), the certified PLD accountant's upper bound
+    /// (`Method::Pld`), or the Fourier accountant (any other method).
     fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
         Ok(match self.method() {
             Method::Rdp => Box::new(minibatch_rdp(if self.thesis_compatible {
@@ -166,6 +169,8 @@ impl PrivacyCost for MinibatchPenalty {
             } else {
                 WorBound::Theorem9
             })?),
+            // Algorithm 2 compares the upper bound with the budget: no refinement needed
+            Method::Pld => Box::new(CertifiedPld::new().upper_only(true)),
             _ => Box::new(Fourier::new()),
         })
     }
@@ -178,10 +183,14 @@ impl PrivacyCost for MinibatchPenalty {
     fn accountant_label(&self) -> &'static str {
         match self.method() {
             Method::Rdp => Method::Rdp.label(),
+            Method::Pld => CERTIFIED_LABEL,
             _ => Method::Fourier.label(),
         }
     }
 }
+
+/// Label of the certified PLD accountant's upper bound.
+pub(crate) const CERTIFIED_LABEL: &str = "PLD (certified)";
 
 /// The minibatch penalty's RDP accountant: integer orders 2..=199, as the thesis code scans.
 pub(crate) fn minibatch_rdp(bound: WorBound) -> Result<Rdp> {
