@@ -3,6 +3,7 @@
 #
 #   bash scripts/bench-pld.sh            # median of 3 runs per workload on each side
 #   RUNS=5 bash scripts/bench-pld.sh
+#   OURS_RUNS=1 bash scripts/bench-pld.sh   # fewer runs of our side only (slow engine)
 #
 # Workloads (scripts/bench_dp_accounting.py, benches/certified_pld.rs): (a) 10 000
 # self-compositions of the Poisson-subsampled Gaussian (sigma 1, q 0.01); (b) 100 different
@@ -21,6 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNS="${RUNS:-3}"
+OURS_RUNS="${OURS_RUNS:-$RUNS}"
 PYTHON="${PYTHON:-python3.11}"
 VENV="${PLD_BENCH_VENV:-${TMPDIR:-/tmp}/dp-mcmc-bench-venv}"
 # dp-accounting 0.6.0 and the versions pip resolved for it on CPython 3.11 (2026-11).
@@ -61,12 +63,12 @@ for m in map(json.loads, sys.stdin):
         print(m["executable"])')"
 cp "$EXE" "$WORK/accounting"
 
-echo "== certified PLD (median of $RUNS runs; matched tolerance $MATCHED)" >&2
-"$WORK/accounting" pld --json --runs "$RUNS" --tolerance-matched "$MATCHED" \
+echo "== certified PLD (median of $OURS_RUNS runs; matched tolerance $MATCHED)" >&2
+"$WORK/accounting" pld --json --runs "$OURS_RUNS" --tolerance-matched "$MATCHED" \
   | tee "$WORK/ours.jsonl" >&2
 
 echo
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "dp_accounting $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("dp-accounting"))'), median of $RUNS runs per side"
+echo "dp_accounting $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("dp-accounting"))'), median of $RUNS runs (dp_accounting) and $OURS_RUNS (ours)"
 echo
 "$VENV/bin/python" scripts/bench_pld_table.py "$WORK/dp.jsonl" "$WORK/ours.jsonl"
