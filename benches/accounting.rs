@@ -1,11 +1,17 @@
-//! Accountant benchmarks (bench binary): `cargo bench --bench accounting`.
+//! Accountant benchmarks (bench binary): `cargo bench --bench accounting [-- SECTION] [OPTIONS]`.
 //!
-//! Times the Fourier accountant at the thesis' settings (nx = 1e6, L = 20, σ = √0.7, q = 0.01)
-//! against the thesis' Python timings: 0.37 s per δ evaluation, 4.8 s per Algorithm 2 search.
+//! Section `fourier`: the Fourier accountant at the thesis' settings (nx = 1e6, L = 20,
+//! σ = √0.7, q = 0.01) against the thesis' Python timings: 0.37 s per δ evaluation, 4.8 s per
+//! Algorithm 2 search. Section `pld`: the certified PLD accountant on the workloads of the
+//! comparison with Google's dp_accounting (`scripts/bench-pld.sh`, which reads `pld --json`).
+//! No section: both. Options of `pld`: `--json` (one JSON object per line), `--runs N`
+//! (median of N, default 3), `--tolerance-matched T`, `--only NAME`.
 
 use std::time::{Duration, Instant};
 
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
+
+mod certified_pld;
 
 const THESIS_DELTA_S: f64 = 0.37;
 const THESIS_SEARCH_S: f64 = 4.8;
@@ -31,7 +37,68 @@ fn row(what: &str, t: Duration, thesis: Option<f64>) {
     }
 }
 
+const USAGE: &str = "usage: cargo bench --bench accounting -- [fourier | pld] [--json] \
+[--runs N] [--tolerance-matched T] [--only NAME]";
+
+/// The parsed command line: which sections, and the `pld` section's options.
+fn parse_args() -> Result<(bool, bool, certified_pld::Options), String> {
+    let mut opts = certified_pld::Options {
+        json: false,
+        runs: 3,
+        matched_tolerance: certified_pld::MATCHED_TOLERANCE,
+        only: None,
+    };
+    let (mut fourier, mut pld) = (false, false);
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        match a.as_str() {
+            "--bench" => {} // appended by `cargo bench`
+            "fourier" => fourier = true,
+            "pld" => pld = true,
+            "--json" => opts.json = true,
+            "--runs" => {
+                opts.runs = value("--runs")?
+                    .parse()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or("--runs must be an integer >= 1")?
+            }
+            "--tolerance-matched" => {
+                opts.matched_tolerance = value("--tolerance-matched")?
+                    .parse()
+                    .ok()
+                    .filter(|t: &f64| t.is_finite() && *t > 0.0)
+                    .ok_or("--tolerance-matched must be a number > 0")?
+            }
+            "--only" => opts.only = Some(value("--only")?),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    if !fourier && !pld {
+        (fourier, pld) = (true, true);
+    }
+    Ok((fourier, pld, opts))
+}
+
 fn main() -> dp_mcmc::Result<()> {
+    let (fourier, pld, opts) = match parse_args() {
+        Ok(parsed) => parsed,
+        Err(msg) => {
+            eprintln!("{msg}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    if fourier {
+        fourier_section()?;
+    }
+    if pld {
+        certified_pld::run(&opts)?;
+    }
+    Ok(())
+}
+
+fn fourier_section() -> dp_mcmc::Result<()> {
     let (tau, batch, n) = (0.7, 1000, 100_000);
     let part = SubsampledGaussian::minibatch_penalty(tau, batch, n, 828)?;
     let (sigma, q) = (part.sigma, part.q);
