@@ -158,14 +158,24 @@ fn thesis_compatible_rdp_reports_the_corrected_epsilon() {
 }
 
 /// The label of a fixed-iteration run names the accountant that computed its ε (the minibatch
-/// penalty with `Method::Pld` is evaluated by the Fourier accountant; DP penalty with
-/// `Method::Rdp` by the Gaussian PLD). Before, the label echoed the requested method.
+/// penalty with `Method::Pld` is evaluated by the certified PLD accountant's upper bound, with
+/// `Method::Fourier` by the Fourier accountant; DP penalty with `Method::Rdp` by the Gaussian
+/// PLD). Before, the label echoed the requested method.
 #[test]
 fn fixed_iteration_label_names_the_accountant_used() {
     let model = normal_model(0.0);
     let run = MinibatchPenalty::builder()
         .batch_size(50)
         .accountant(Method::Pld)
+        .iterations(3)
+        .chains(1)
+        .start(vec![0.3])
+        .run(&model)
+        .unwrap();
+    assert_eq!(run.privacy.unwrap().accountant, "PLD (certified)");
+    let run = MinibatchPenalty::builder()
+        .batch_size(50)
+        .accountant(Method::Fourier)
         .iterations(3)
         .chains(1)
         .start(vec![0.3])
