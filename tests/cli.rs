@@ -275,7 +275,7 @@ fn cli_bad_values_exit_2_naming_the_flag() {
     add(
         &mut cases,
         &format!("{bk} --batch-size 100 --accountant pld"),
-        Fails("--accountant"),
+        Json,
     );
     add(
         &mut cases,

@@ -26,6 +26,7 @@ mod accountants;
 pub mod algorithm2;
 mod barker;
 pub(crate) mod barker_exact;
+pub(crate) mod barker_pld;
 pub(crate) mod discrete_gaussian;
 mod event;
 pub mod fourier;
