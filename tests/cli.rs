@@ -504,6 +504,11 @@ fn cli_bad_values_exit_2_naming_the_flag() {
     );
     add(
         &mut cases,
+        &format!("{s} dp-barker --iterations 3 --chains 1 --batch-size 500 --accountant pld"),
+        Json,
+    );
+    add(
+        &mut cases,
         &format!("{s} dp-barker --iterations 3 --chains 1 --batch-size 500 --accountant zcdp"),
         Fails("--accountant"),
     );
