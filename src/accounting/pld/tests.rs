@@ -120,42 +120,6 @@ fn subsampled_contain_references() {
     assert_near_interval("sub_pld_wor_eps_02", iv, 4.390463290184464, 2e-3);
 }
 
-/// The three queries of issue 14 that failed or were unconverged with the Fourier
-/// accountant's default grid now return intervals, not errors. At this test's budget (2¹⁸
-/// points) the first and third are finite; the second (10⁶ compositions, δ = 1e-9) is
-/// limited by the round-off allowance of the convolutions, which grows with the number of
-/// compositions (see `pmf::convolve`), and may be the trivial [0, ∞).
-#[test]
-fn issue_queries_answer() {
-    let t = std::time::Instant::now();
-    let a = acc(
-        &PrivacyEvent::gaussian(0.8).poisson(1e-3).repeat(100_000),
-        1e-2,
-    );
-    let iv = a.epsilon_interval(1e-6).unwrap();
-    eprintln!("query 1: {iv:?} in {:?}", t.elapsed());
-    assert!(iv.upper.is_finite() && iv.lower > 0.0 && iv.lower <= iv.upper);
-    let t = std::time::Instant::now();
-    let a = acc(
-        &PrivacyEvent::gaussian(1.0).poisson(1e-4).repeat(1_000_000),
-        1e-2,
-    );
-    let iv = a.epsilon_interval(1e-9).unwrap();
-    eprintln!("query 2: {iv:?} in {:?}", t.elapsed());
-    assert!(iv.lower <= iv.upper);
-    let t = std::time::Instant::now();
-    let a = acc(
-        &PrivacyEvent::gaussian(1.0)
-            .without_replacement(10_000, 1)
-            .repeat(1_000_000),
-        1e-2,
-    );
-    let iv = a.delta_interval(0.5).unwrap();
-    eprintln!("query 3: {iv:?} in {:?}", t.elapsed());
-    // converged Fourier value quoted in the issue: ≈ 0.000995
-    assert!(iv.upper.is_finite() && iv.contains(0.000995), "{iv:?}");
-}
-
 /// upper ≥ lower and both monotone in the number of compositions (each bound is certified,
 /// so the upper bound at k is compared with the lower bound at k+…: the true value is
 /// monotone, and so must be the computed uppers along a fixed refinement).
@@ -228,5 +192,45 @@ fn default_budget() {
             iv.width() / iv.upper,
             t.elapsed()
         );
+    }
+}
+
+/// Invariants of the certified bounds: lower ≤ upper; the upper bound of δ(ε) decreases in ε
+/// and σ and increases in k and q (each interval contains the truth, which is monotone, so
+/// the intervals of neighbours must overlap in the right order: upper(a) ≥ lower(b) whenever
+/// the true value at a is at least the one at b).
+#[test]
+fn monotone_in_epsilon_sigma_q() {
+    let d = |sigma: f64, q: f64, k: u64, eps: f64| {
+        acc_budget(
+            &PrivacyEvent::gaussian(sigma).poisson(q).repeat(k),
+            1e-2,
+            1 << 16,
+        )
+        .delta_interval(eps)
+        .unwrap()
+    };
+    let base = d(1.0, 0.05, 100, 1.0);
+    assert!(base.lower <= base.upper && base.upper > 0.0, "{base:?}");
+    for (name, other, larger) in [
+        ("ε up", d(1.0, 0.05, 100, 1.5), false),
+        ("σ up", d(1.3, 0.05, 100, 1.0), false),
+        ("q up", d(1.0, 0.08, 100, 1.0), true),
+        ("k up", d(1.0, 0.05, 150, 1.0), true),
+    ] {
+        assert!(other.lower <= other.upper, "{name}: {other:?}");
+        if larger {
+            assert!(other.upper >= base.lower, "{name}: {other:?} vs {base:?}");
+            assert!(
+                other.upper > base.upper,
+                "{name}: upper {other:?} vs {base:?}"
+            );
+        } else {
+            assert!(other.lower <= base.upper, "{name}: {other:?} vs {base:?}");
+            assert!(
+                other.upper < base.upper,
+                "{name}: upper {other:?} vs {base:?}"
+            );
+        }
     }
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# DP Barker with tighter accountants (issue 14 §4): the comparison grid's DP Barker boxes
+# (easy-2d, easy-10d, tempered-2d, tempered-10d; ε ∈ {1, 2, 4} of the grid's 1..6; 20 chains per box, each chain with its
+# own (ε, δ = 0.1/n) as in the thesis) rerun with the same tuned settings but the iteration count
+# of another accountant, then summarised beside the committed Theorem 7 and DP penalty boxes.
+#
+#   bash scripts/barker-accounting-study.sh rdp-exact     # ~25 min on 2 cores
+#   bash scripts/barker-accounting-study.sh pld           # once `--accountant pld` accounts DP Barker
+#
+# Writes data/results/barker-<accountant>.jsonl (one `dp-mcmc sample` JSON object per box) and
+# prints the table docs/REPRODUCTION.md quotes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+acc="${1:?usage: scripts/barker-accounting-study.sh rdp-exact|pld}"
+cargo build --release --locked --bin dp-mcmc
+bin="${CARGO_TARGET_DIR:-target}/release/dp-mcmc"
+out="data/results/barker-$acc.jsonl"
+: > "$out"
+for exp in easy-2d easy-10d tempered-2d tempered-10d; do
+  for eps in 1 2 4; do
+    "$bin" sample --experiment "$exp" --algorithm dp-barker --epsilon "$eps" --chains 20 \
+      --per-chain-budget --seed "$eps" --accountant "$acc" >> "$out"
+    echo "$exp ε=$eps done" >&2
+  done
+done
+python3 scripts/barker_study_table.py "$out"
