@@ -275,7 +275,7 @@ fn cli_bad_values_exit_2_naming_the_flag() {
     add(
         &mut cases,
         &format!("{bk} --batch-size 100 --accountant pld"),
-        Fails("--accountant"),
+        Json,
     );
     add(
         &mut cases,
@@ -500,6 +500,11 @@ fn cli_bad_values_exit_2_naming_the_flag() {
     add(
         &mut cases,
         &format!("{s} dp-barker --iterations 3 --chains 1 --batch-size 500 --accountant rdp-exact"),
+        Json,
+    );
+    add(
+        &mut cases,
+        &format!("{s} dp-barker --iterations 3 --chains 1 --batch-size 500 --accountant pld"),
         Json,
     );
     add(

@@ -14,6 +14,7 @@
 //! | Poisson-subsampled RDP | Mironov–Talwar–Zhang 2019 | [`poisson_subsampled_gaussian_rdp`] |
 //! | DP Barker per-step RDP | Thm 7 (`rd_approx`) | [`BarkerRdp`], [`barker_rd_approx`] |
 //! | DP Barker exact per-step RDP (`rdp-exact`) | beside Thm 7 | [`BarkerBound::Exact`], [`barker_rd_exact`] |
+//! | DP Barker PLD over the feasible family (`pld`) | beside Thm 7 | [`CertifiedPld`] with `BarkerTest`, `Method::Pld` |
 //! | Fourier accountant | Koskela et al. 2020 | [`Fourier`], [`fourier::FourierAccountant`] |
 //! | certified PLD intervals (Gaussian, Laplace, subsampled) | Thm 6, 12 | [`CertifiedPld`], [`Interval`] |
 //! | iterations for (ε, δ) | Alg. 2, Thm 5–8, 11, 12 | [`Accountant::max_iterations`], [`algorithm2()`], [`algorithm2::search`], `samplers::MaxIterations` |
@@ -26,6 +27,7 @@ mod accountants;
 pub mod algorithm2;
 mod barker;
 pub(crate) mod barker_exact;
+pub(crate) mod barker_pld;
 pub(crate) mod discrete_gaussian;
 mod event;
 pub mod fourier;

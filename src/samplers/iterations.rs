@@ -105,7 +105,8 @@ impl MaxIterations {
     }
 
     /// DP Barker with batch size b out of n rows (Theorem 7; `.method(Method::RdpExact)`: the
-    /// exact per-step divergence).
+    /// exact per-step divergence; `.method(Method::Pld)`: the certified PLD of the feasible
+    /// family, the largest count of the three).
     ///
     /// # Examples
     /// ```
@@ -116,7 +117,10 @@ impl MaxIterations {
     /// let exact = MaxIterations::dp_barker(1300, 100_000).epsilon(1.0).method(Method::RdpExact);
     /// assert!(exact.compute()?.iterations > 8 * 106);
     /// assert!(MaxIterations::dp_barker(1300, 100_000).epsilon(0.0).compute().is_err());
-    /// assert!(MaxIterations::dp_barker(1300, 100_000).epsilon(1.0).method(Method::Pld).compute().is_err());
+    /// let pld = MaxIterations::dp_barker(1300, 100_000).epsilon(1.0).method(Method::Pld).compute()?;
+    /// assert!(pld.iterations >= exact.compute()?.iterations);
+    /// assert_eq!(pld.optimal_order, None);
+    /// assert!(MaxIterations::dp_barker(1300, 100_000).epsilon(1.0).method(Method::Zcdp).compute().is_err());
     /// # Ok::<(), dp_mcmc::Error>(())
     /// ```
     pub fn dp_barker(batch_size: u64, n: u64) -> DpBarkerIterations {
@@ -527,30 +531,36 @@ pub struct DpBarkerIterations {
 impl DpBarkerIterations {
     budget_setters!();
 
-    /// `Method::Rdp` (Theorem 7, default) or `Method::RdpExact` (the exact per-step divergence
-    /// over the feasible family; same amplification, orders and conversion).
+    /// `Method::Rdp` (Theorem 7, default), `Method::RdpExact` (the exact per-step divergence
+    /// over the feasible family; same amplification, orders and conversion) or `Method::Pld`
+    /// (the certified upper bound on δ of the composed PLD of the feasible family; no order).
     #[must_use]
     pub fn method(mut self, method: Method) -> Self {
         self.method = method;
         self
     }
 
-    /// Validate and compute (RDP with Theorem 7 or the exact per-step divergence, Algorithm 2
-    /// on ε(k) with low 0, high 1024).
+    /// Validate and compute (RDP with Theorem 7 or the exact per-step divergence, or the
+    /// certified PLD; Algorithm 2 on ε(k) or δ(k) with low 0, high 1024).
     ///
     /// # Errors
-    /// ε ≤ 0 or NaN, δ ∉ (0,1), n = 0, batch_size < 20 or > n, a method other than `Rdp` or
-    /// `RdpExact`.
+    /// ε ≤ 0 or NaN, δ ∉ (0,1), n = 0, batch_size = 0 or > n (< 20 for `Rdp` and `RdpExact`),
+    /// a method other than `Rdp`, `RdpExact` or `Pld`.
     pub fn compute(&self) -> Result<IterationBudget> {
         let n_rows = check_n(self.n)?;
         let (eps, delta) = check_budget(self.epsilon, self.delta, self.n)?;
-        let bound = BarkerBound::of_method(self.method)
-            .ok_or_else(|| unsupported(self.method, Algorithm::DpBarker, "rdp or rdp-exact"))?;
-        // validates the batch (1 ≤ b ≤ n, b ≥ 20) with Theorem 7's messages
-        let mut orders = Rdp::for_dp_barker_with(self.batch_size, self.n, bound)?;
         let sampler = DpBarker::builder()
             .batch_size(self.batch_size as usize)
             .accountant(self.method);
+        let order = if self.method == Method::Pld {
+            None
+        } else {
+            let bound = BarkerBound::of_method(self.method).ok_or_else(|| {
+                unsupported(self.method, Algorithm::DpBarker, "rdp, rdp-exact or pld")
+            })?;
+            // validates the batch (1 ≤ b ≤ n, b ≥ 20) with Theorem 7's messages
+            Some(Rdp::for_dp_barker_with(self.batch_size, self.n, bound)?)
+        };
         let c = count(
             &sampler,
             sampler.new_accountant(self.n)?,
@@ -558,8 +568,13 @@ impl DpBarkerIterations {
             eps,
             delta,
         )?;
-        orders.compose(&sampler.releases(self.n)?.for_chain(c.iterations))?;
-        let order = orders.epsilon_and_order(delta)?.1;
+        let order = match order {
+            Some(mut orders) => {
+                orders.compose(&sampler.releases(self.n)?.for_chain(c.iterations))?;
+                Some(orders.epsilon_and_order(delta)?.1)
+            }
+            None => None,
+        };
         let params = vec![("batch_size", self.batch_size as f64), ("n", n_rows as f64)];
         Ok(budget(
             c,
@@ -567,7 +582,7 @@ impl DpBarkerIterations {
             self.method,
             eps,
             delta,
-            Some(order),
+            order,
             false,
             params,
         ))

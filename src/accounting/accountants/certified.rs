@@ -33,7 +33,11 @@ enum Query {
 /// directions, the maximum of the two), `SampledWithoutReplacement{Gaussian}` (substitute
 /// relation, the pair `(1−q)N(0,σ²)+qN(1,σ²)` vs `(1−q)N(0,σ²)+qN(−1,σ²)` with σ the noise
 /// multiplier and q = batch_size/n, the pair the Fourier accountant and the thesis' minibatch
-/// penalty use) and any `Composed`/`SelfComposed`/`NoOp` mix of them. Each query refines the
+/// penalty use), `BarkerTest` (one DP Barker step: the connect-the-dots PMF of its privacy
+/// profile over the feasible family, amplified by sampling without replacement; no lower
+/// bound, so a composition containing it reports `lower = 0` and is refined only while the
+/// upper bound improves by more than the tolerance; see `docs/ACCOUNTING.md`) and
+/// any `Composed`/`SelfComposed`/`NoOp` mix of them. Each query refines the
 /// lattice step (÷4 per round, from 1e-2) until the interval's width is at most
 /// `tolerance × upper` or the work budget ([`CertifiedPld::max_points`], at most 8 rounds) is
 /// spent; then the narrowest interval found is returned, never an error for a valid query.
@@ -148,6 +152,13 @@ impl CertifiedPld {
                         other => return Err(unsupported("CertifiedPLD", other)),
                     }
                 }
+                PrivacyEvent::BarkerTest { n, batch_size } => {
+                    wor_rate(*n, *batch_size)?;
+                    Loss::BarkerTest {
+                        n: *n,
+                        batch_size: *batch_size,
+                    }
+                }
                 other => return Err(unsupported("CertifiedPLD", other)),
             };
             if c > 9.0e15 {
@@ -220,7 +231,13 @@ impl CertifiedPld {
             (Query::Epsilon(_), None) => f64::NAN,
         };
         let predicted = t_wanted / hoeffding(1.0);
-        let mut h = if self.upper_only {
+        // a leaf known only through its privacy profile has no rounded-down PMF: the lower
+        // bound stays 0, so refine only while the upper bound still improves
+        let no_lower = leaves
+            .iter()
+            .any(|(l, _)| matches!(l, Loss::BarkerTest { .. }));
+        let mut last_upper = f64::INFINITY;
+        let mut h = if self.upper_only || no_lower {
             h_coarse / 4.0
         } else if predicted.is_finite() && predicted > 0.0 {
             predicted.clamp(h_coarse / 256.0, 8.0 * h_coarse)
@@ -283,13 +300,21 @@ impl CertifiedPld {
             if self.upper_only || (best.upper.is_finite() && best.width() <= want) {
                 break;
             }
+            if no_lower {
+                if last_upper - best.upper <= self.tolerance * best.upper {
+                    break;
+                }
+                last_upper = best.upper;
+            }
             if tries >= MAX_ROUNDS {
                 break;
             }
             if matches!(query, Query::Epsilon(_)) && best.upper.is_finite() {
                 target = Some(best.upper);
             }
-            let ratio = if best.width().is_finite() && best.width() > 0.0 {
+            let ratio = if no_lower {
+                0.25
+            } else if best.width().is_finite() && best.width() > 0.0 {
                 0.8 * want / best.width()
             } else {
                 0.25

@@ -72,10 +72,7 @@ fn conformance_certified_pld() {
     conformance(
         make,
         PrivacyEvent::gaussian(1.0).poisson(0.05).repeat(10),
-        PrivacyEvent::BarkerTest {
-            n: 1000,
-            batch_size: 100,
-        },
+        PrivacyEvent::gaussian(1.0).poisson(0.1).poisson(0.1),
         5e-2,
     );
 }

@@ -34,6 +34,17 @@ const TINY: f64 = 1e-280;
 /// Discretise `loss` at step `h`, the lattice covering all but `tail` of P on each side;
 /// `None` if it would need more than `max_len` nodes.
 pub(crate) fn discretise(loss: Loss, h: f64, tail: f64, max_len: usize) -> Option<Discretised> {
+    if let Loss::BarkerTest { n, batch_size } = loss {
+        // known through its privacy profile only: connect-the-dots from the profile
+        let (b, n) = (batch_size as f64, n as f64);
+        let (_, top) = loss.range(tail);
+        return super::profile::discretise_profile(
+            |e| crate::accounting::barker_pld::amplified_delta(e, b, n),
+            top,
+            h,
+            max_len,
+        );
+    }
     let (lo, hi) = loss.range(tail);
     let i_lo = (lo / h).floor();
     let mut i_hi = (hi / h).ceil();

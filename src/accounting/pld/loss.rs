@@ -41,6 +41,10 @@ pub(crate) enum Loss {
     /// and the thesis' minibatch penalty use): P = (1−q)N(0,σ²) + qN(1,σ²),
     /// Q = (1−q)N(0,σ²) + qN(−1,σ²) (its swap has the same loss distribution, by x ↦ −x).
     Substitute { sigma: f64, q: f64 },
+    /// One DP Barker step on a batch of `batch_size` rows drawn without replacement from `n`:
+    /// known through its privacy profile only (the supremum over the feasible family,
+    /// amplified; `accounting/barker_pld.rs`), discretised by `profile.rs` (symmetric).
+    BarkerTest { n: u64, batch_size: u64 },
 }
 
 /// A mixture `Σ w·N(m, σ²)` (at most two components).
@@ -138,7 +142,7 @@ impl Loss {
                 q: Mixture::one(1.0),
                 increasing: false,
             },
-            Loss::Laplace { .. } => return None,
+            Loss::Laplace { .. } | Loss::BarkerTest { .. } => return None,
             Loss::PoissonRemove { sigma, q } => MixturePair {
                 sigma,
                 p: Mixture::two(q, 1.0),
@@ -168,6 +172,7 @@ impl Loss {
             Loss::PoissonAdd { sigma, q } => -ln_mix(q, (2.0 * x - 1.0) / (2.0 * sigma * sigma)),
             Loss::Substitute { sigma, q } => substitute_loss(sigma, q, x),
             Loss::Laplace { b } => ((x - 1.0).abs() - x.abs()) / b,
+            Loss::BarkerTest { .. } => unreachable!("the Barker step has no mixture form"),
         }
     }
 
@@ -194,13 +199,20 @@ impl Loss {
                 }
             }
             Loss::Substitute { sigma, q } => substitute_inverse(sigma, q, l, guess),
-            Loss::Laplace { .. } => unreachable!("the Laplace pair has no mixture form"),
+            Loss::Laplace { .. } | Loss::BarkerTest { .. } => {
+                unreachable!("no mixture form")
+            }
         }
     }
 
     /// A loss range `[lo, hi]` with `P(L < lo) ≤ tail` and `P(L > hi) ≤ tail` (the natural
     /// bounds where the loss is bounded).
     pub(crate) fn range(self, tail: f64) -> (f64, f64) {
+        if let Loss::BarkerTest { n, batch_size } = self {
+            let top =
+                crate::accounting::barker_pld::amplified_range(batch_size as f64, n as f64, tail);
+            return (-top, top);
+        }
         let Some(pair) = self.mixtures() else {
             let Loss::Laplace { b } = self else {
                 unreachable!()

@@ -26,6 +26,7 @@ pub(crate) mod compose;
 pub(crate) mod curve;
 pub(crate) mod discretise;
 pub(crate) mod loss;
+pub(crate) mod profile;
 
 /// A closed interval `[lower, upper]` certified to contain the true value.
 #[derive(Clone, Copy, Debug, PartialEq)]

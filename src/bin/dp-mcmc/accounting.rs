@@ -28,7 +28,7 @@ pub enum AlgorithmArg {
     DpHmc,
     /// Minibatch DP penalty (Fourier accountant / Thm 8 RDP).
     MinibatchPenalty,
-    /// DP Barker (Thm 7 RDP, or rdp-exact).
+    /// DP Barker (Thm 7 RDP, rdp-exact, or pld).
     DpBarker,
 }
 
@@ -98,7 +98,8 @@ pub struct IterationsArgs {
     #[arg(long, value_enum)]
     algorithm: AlgorithmArg,
     /// Accountant [default: pld for dp-penalty/dp-hmc, fourier for minibatch-penalty, rdp for
-    /// dp-barker (Theorem 7; rdp-exact: the exact per-step divergence)].
+    /// dp-barker (Theorem 7; rdp-exact: the exact per-step divergence; pld: the certified PLD
+    /// of the feasible family)].
     #[arg(long, value_enum)]
     accountant: Option<AccountantArg>,
     /// Target ε (> 0).
@@ -349,8 +350,11 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
         }
         AlgorithmArg::DpBarker => {
             let acc = a.accountant.unwrap_or(AccountantArg::Rdp);
-            if !matches!(acc, AccountantArg::Rdp | AccountantArg::RdpExact) {
-                return Err(bad_accountant(acc, "dp-barker", "rdp or rdp-exact"));
+            if !matches!(
+                acc,
+                AccountantArg::Rdp | AccountantArg::RdpExact | AccountantArg::Pld
+            ) {
+                return Err(bad_accountant(acc, "dp-barker", "rdp, rdp-exact or pld"));
             }
             let bs = need(
                 a.batch_size,

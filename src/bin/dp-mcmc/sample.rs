@@ -56,7 +56,8 @@ pub struct SampleArgs {
     #[arg(long, allow_hyphen_values = true)]
     iterations: Option<usize>,
     /// Accountant for Algorithm 2: pld (default for full data), zcdp, fourier (default for
-    /// minibatch), rdp (default for dp-barker: Theorem 7), rdp-exact (dp-barker only).
+    /// minibatch), rdp (default for dp-barker: Theorem 7), rdp-exact (dp-barker only); pld
+    /// for dp-barker: the certified PLD of its feasible family.
     #[arg(long)]
     accountant: Option<String>,
     /// DP HMC gradient schedule: fresh (default) or reuse (the March thesis).
@@ -173,11 +174,13 @@ fn configure(a: &SampleArgs, exp: Experiment, kind: SamplerKind, n: usize) -> Re
             p.thesis_compatible = a.thesis_compatible;
         }
         Sampler::DpBarker(p) => {
-            if let Some(m) = method.filter(|m| !matches!(m, Method::Rdp | Method::RdpExact)) {
+            if let Some(m) =
+                method.filter(|m| !matches!(m, Method::Rdp | Method::RdpExact | Method::Pld))
+            {
                 return Err(Error::invalid(
                     "--accountant",
                     m.label(),
-                    "dp-barker supports --accountant rdp (Theorem 7) or rdp-exact",
+                    "dp-barker supports --accountant rdp (Theorem 7), rdp-exact or pld",
                 ));
             }
             p.accountant = method.unwrap_or(Method::Rdp);

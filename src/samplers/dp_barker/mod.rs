@@ -7,17 +7,20 @@ pub use kernel::DpBarkerKernel;
 
 use serde::{Deserialize, Serialize};
 
-use super::minibatch_penalty::check_batch;
+use super::minibatch_penalty::{CERTIFIED_LABEL, check_batch};
 use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::StepSize;
 use super::settings::{RunSettings, run_setters};
-use crate::accounting::{Accountant, BarkerBound, Method, PrivacyEvent, Rdp, Releases};
+use crate::accounting::{
+    Accountant, BarkerBound, CertifiedPld, Method, PrivacyEvent, Rdp, Releases,
+};
 use crate::error::{Error, Result};
 use crate::models::Model;
 
 /// DP Barker (Heikkilä et al. 2019; thesis §3.3): Barker's test on a minibatch with noise
-/// completed to `N(0, 2)` plus the `V_corr` correction. Iterations from Theorem 7 (RDP), or
-/// with `.accountant(Method::RdpExact)` from the exact per-step divergence (`rdp-exact`).
+/// completed to `N(0, 2)` plus the `V_corr` correction. Iterations from Theorem 7 (RDP), with
+/// `.accountant(Method::RdpExact)` from the exact per-step divergence (`rdp-exact`), or with
+/// `.accountant(Method::Pld)` from the certified PLD of the feasible family (`pld`).
 ///
 /// ```
 /// # fn main() -> dp_mcmc::Result<()> {
@@ -38,7 +41,7 @@ pub struct DpBarker {
     pub proposal_sd: StepSize,
     /// Run settings.
     pub run: RunSettings,
-    /// Accountant: `Method::Rdp` (Theorem 7, default) or `Method::RdpExact`.
+    /// Accountant: `Method::Rdp` (Theorem 7, default), `Method::RdpExact` or `Method::Pld`.
     #[serde(default = "theorem7")]
     pub accountant: Method,
 }
@@ -79,9 +82,10 @@ impl DpBarker {
         self
     }
 
-    /// Accountant: `Method::Rdp` (thesis Theorem 7, default) or `Method::RdpExact` (the exact
-    /// per-step Rényi divergence, same amplification and conversion; see `docs/ACCOUNTING.md`).
-    /// Any other method is an error when the run is planned.
+    /// Accountant: `Method::Rdp` (thesis Theorem 7, default), `Method::RdpExact` (the exact
+    /// per-step Rényi divergence, same amplification and conversion) or `Method::Pld` (the
+    /// certified upper bound on the PLD of the feasible family, labelled "PLD (certified)");
+    /// see `docs/ACCOUNTING.md`. Any other method is an error when the run is planned.
     ///
     /// # Examples
     /// ```
@@ -94,6 +98,9 @@ impl DpBarker {
     /// let (k_exact, spent) = base.clone().accountant(Method::RdpExact).budget(5000)?;
     /// assert!(k_exact > k7);
     /// assert_eq!(spent.accountant, "RDP-exact");
+    /// let (k_pld, spent) = base.clone().accountant(Method::Pld).budget(5000)?;
+    /// assert!(k_pld >= k_exact);
+    /// assert_eq!(spent.accountant, "PLD (certified)");
     /// assert!(base.accountant(Method::Zcdp).budget(5000).is_err());
     /// # Ok::<(), dp_mcmc::Error>(())
     /// ```
@@ -103,15 +110,20 @@ impl DpBarker {
         self
     }
 
-    /// The RDP bound of the Barker test for the chosen accountant.
-    fn bound(&self) -> Result<BarkerBound> {
-        BarkerBound::of_method(self.accountant).ok_or_else(|| {
-            Error::invalid(
-                "accountant",
-                self.accountant.label(),
-                "dp-barker supports Method::Rdp (Theorem 7) or Method::RdpExact",
-            )
-        })
+    /// The RDP bound of the Barker test for the chosen accountant (`None`: the certified PLD).
+    fn bound(&self) -> Result<Option<BarkerBound>> {
+        if self.accountant == Method::Pld {
+            return Ok(None);
+        }
+        BarkerBound::of_method(self.accountant)
+            .map(Some)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "accountant",
+                    self.accountant.label(),
+                    "dp-barker supports Method::Rdp (Theorem 7), Method::RdpExact or Method::Pld",
+                )
+            })
     }
 
     /// The validated kernel for `model`.
@@ -132,18 +144,21 @@ impl PrivacyCost for DpBarker {
         }))
     }
     /// RDP on the orders Theorem 7 is evaluated at, with the chosen per-step bound
-    /// ([`Rdp::for_dp_barker_with`]).
+    /// ([`Rdp::for_dp_barker_with`]), or (`Method::Pld`) the certified PLD accountant's upper
+    /// bound on the PLD of the feasible family (Algorithm 2 compares only the upper bound).
     fn new_accountant(&self, n: u64) -> Result<Box<dyn Accountant>> {
-        let bound = self.bound()?;
-        Ok(Box::new(Rdp::for_dp_barker_with(
-            self.batch_size as u64,
-            n,
-            bound,
-        )?))
+        Ok(match self.bound()? {
+            Some(bound) => Box::new(Rdp::for_dp_barker_with(self.batch_size as u64, n, bound)?),
+            None => {
+                check_batch(self.batch_size, n as usize)?;
+                Box::new(CertifiedPld::new().upper_only(true))
+            }
+        })
     }
     fn accountant_label(&self) -> &'static str {
         match self.bound() {
-            Ok(BarkerBound::Exact) => Method::RdpExact.label(),
+            Ok(Some(BarkerBound::Exact)) => Method::RdpExact.label(),
+            Ok(None) => CERTIFIED_LABEL,
             _ => Method::Rdp.label(),
         }
     }
