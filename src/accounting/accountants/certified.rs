@@ -37,9 +37,9 @@ enum Query {
 /// profile over the feasible family, amplified by sampling without replacement; no lower
 /// bound, so a composition containing it reports `lower = 0` and is refined only while the
 /// upper bound improves by more than the tolerance; see `docs/ACCOUNTING.md`) and
-/// any `Composed`/`SelfComposed`/`NoOp` mix of them. Each query refines the
-/// lattice step (÷4 per round, from 1e-2) until the interval's width is at most
-/// `tolerance × upper` or the work budget ([`CertifiedPld::max_points`], at most 8 rounds) is
+/// any `Composed`/`SelfComposed`/`NoOp` mix of them. Each query predicts a lattice step from
+/// the tolerance and refines it until the interval's width is at most `tolerance × upper` or
+/// the work budget ([`CertifiedPld::max_points`], the longest FFT; at most 6 rounds) is
 /// spent; then the narrowest interval found is returned, never an error for a valid query.
 /// [`Accountant::epsilon`] and [`Accountant::delta`] return the certified **upper** bound. The
 /// method and what is certified are in the `accounting::pld` module docs (crate source).

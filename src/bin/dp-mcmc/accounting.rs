@@ -380,7 +380,13 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
             Method::RdpExact => AccountantArg::RdpExact,
             Method::Fourier => AccountantArg::Fourier,
         })),
-        "method": budget.method.label(),
+        // the subsampled samplers' pld count comes from the certified accountant's upper bound
+        "method": match (budget.method, a.algorithm) {
+            (Method::Pld, AlgorithmArg::MinibatchPenalty | AlgorithmArg::DpBarker) => {
+                "PLD (certified)"
+            }
+            (m, _) => m.label(),
+        },
         "epsilon": budget.epsilon,
         "delta": budget.delta,
         "n": a.n,
