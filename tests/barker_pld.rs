@@ -145,7 +145,7 @@ fn cli_dp_barker_pld() {
     assert!(p.get("optimal_order").is_none());
     assert_eq!(
         (p["accountant"].as_str(), p["method"].as_str()),
-        (Some("pld"), Some(Method::Pld.label()))
+        (Some("pld"), Some("PLD (certified)"))
     );
     let k = p["iterations"].as_u64().unwrap();
     assert!(k >= x["iterations"].as_u64().unwrap(), "{p} vs {x}");
