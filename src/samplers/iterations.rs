@@ -427,27 +427,12 @@ impl MinibatchPenaltyIterations {
             .accountant(self.method)
             .thesis_compatible(self.thesis_compatible);
         let params = vec![("tau", tau), ("batch_size", b), ("n", n_rows as f64)];
-        match self.method {
-            Method::Rdp => {
-                let c = count(
-                    &sampler,
-                    sampler.new_accountant(self.n)?,
-                    self.n,
-                    eps,
-                    delta,
-                )?;
-                let order = largest_count_order(&sampler, self.n, eps, delta)?;
-                Ok(budget(
-                    c,
-                    alg,
-                    Method::Rdp,
-                    eps,
-                    delta,
-                    Some(order),
-                    self.thesis_compatible,
-                    params,
-                ))
-            }
+        let (accountant, order): (Box<dyn Accountant>, Option<f64>) = match self.method {
+            Method::Rdp => (
+                sampler.new_accountant(self.n)?,
+                Some(largest_count_order(&sampler, self.n, eps, delta)?),
+            ),
+            Method::Pld => (sampler.new_accountant(self.n)?, None),
             Method::Fourier => {
                 let fourier = match &self.fourier {
                     Some(fa) if fa.relation() != FourierRelation::SubstituteWithoutReplacement => {
@@ -461,39 +446,21 @@ impl MinibatchPenaltyIterations {
                     Some(fa) => Fourier::new().with_engine(fa.clone()),
                     None => Fourier::new(),
                 };
-                let c = count(&sampler, Box::new(fourier), self.n, eps, delta)?;
-                Ok(budget(
-                    c,
-                    alg,
-                    Method::Fourier,
-                    eps,
-                    delta,
-                    None,
-                    self.thesis_compatible,
-                    params,
-                ))
+                (Box::new(fourier), None)
             }
-            Method::Pld => {
-                let c = count(
-                    &sampler,
-                    sampler.new_accountant(self.n)?,
-                    self.n,
-                    eps,
-                    delta,
-                )?;
-                Ok(budget(
-                    c,
-                    alg,
-                    Method::Pld,
-                    eps,
-                    delta,
-                    None,
-                    self.thesis_compatible,
-                    params,
-                ))
-            }
-            m => Err(unsupported(m, alg, "fourier, rdp or pld")),
-        }
+            m => return Err(unsupported(m, alg, "fourier, rdp or pld")),
+        };
+        let c = count(&sampler, accountant, self.n, eps, delta)?;
+        Ok(budget(
+            c,
+            alg,
+            self.method,
+            eps,
+            delta,
+            order,
+            self.thesis_compatible,
+            params,
+        ))
     }
 }
 
