@@ -42,6 +42,33 @@ pub(crate) struct Family {
 }
 
 impl Family {
+    /// Max of `f(μ, v₁, v₂)` over a dense grid of the family, both orientations (tests):
+    /// mean gap on 11 levels, `v₁` on `levels + 1` levels of `[C−1, C]`, `v₂ = v₁ + t·gap` for
+    /// `2·steps + 1` values of `t ∈ [−1, 1]`.
+    #[cfg(test)]
+    pub(crate) fn grid_max(
+        &self,
+        levels: u32,
+        steps: i32,
+        f: impl Fn(f64, f64, f64) -> f64,
+    ) -> f64 {
+        let mut best = 0.0f64;
+        for i in 0..=10 {
+            let mu = self.mean_gap * f64::from(i) / 10.0;
+            for j in 0..=levels {
+                let v1 =
+                    self.var_lo + (self.var_hi - self.var_lo) * f64::from(j) / f64::from(levels);
+                for t in -steps..=steps {
+                    let v2 = v1 + self.var_gap * f64::from(t) / f64::from(steps);
+                    if (self.var_lo..=self.var_hi).contains(&v2) {
+                        best = best.max(f(mu, v1, v2)).max(f(mu, v2, v1));
+                    }
+                }
+            }
+        }
+        best
+    }
+
     pub(crate) fn new(b: f64) -> Self {
         let c = CLIP_FACTOR;
         Family {
@@ -149,27 +176,9 @@ mod tests {
         }
     }
 
-    /// Max of `D_α` over a dense grid of the family, both orientations: mean gap at 11
-    /// levels, `v₁` on 201 levels of `[C−1, C]`, `v₂ = v₁ + t·gap` for 81 values of `t ∈ [−1, 1]`.
+    /// Max of `D_α` over a dense grid of the family, both orientations (201 × 81 variances).
     fn grid_max(alpha: f64, b: f64) -> f64 {
-        let f = Family::new(b);
-        let mut best = 0.0f64;
-        for i in 0..=10 {
-            let mu = f.mean_gap * f64::from(i) / 10.0;
-            for j in 0..=200 {
-                let v1 = f.var_lo + (f.var_hi - f.var_lo) * f64::from(j) / 200.0;
-                for t in -40..=40 {
-                    let v2 = v1 + f.var_gap * f64::from(t) / 40.0;
-                    if !(f.var_lo..=f.var_hi).contains(&v2) {
-                        continue;
-                    }
-                    best = best
-                        .max(gaussian_rd(alpha, mu, v1, v2))
-                        .max(gaussian_rd(alpha, mu, v2, v1));
-                }
-            }
-        }
-        best
+        Family::new(b).grid_max(200, 40, |mu, v1, v2| gaussian_rd(alpha, mu, v1, v2))
     }
 
     #[test]

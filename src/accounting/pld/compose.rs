@@ -218,44 +218,53 @@ fn cpow(mut z: Complex<f64>, mut n: u64) -> Complex<f64> {
 /// The width, in loss units, of the larger of the two composition windows of `parts`
 /// tilted by `lambda` (to choose a lattice step whose window fits a budget).
 pub(crate) fn window_span(parts: &[Part], h: f64, lambda: f64, tau: f64) -> f64 {
-    let tilted: Vec<(Tilted, Tilted)> = parts
-        .iter()
-        .filter(|p| p.count > 0)
-        .map(|p| {
-            (
-                tilt(&p.d.pess, p.d.start, h, lambda),
-                tilt(&p.d.opt, p.d.start, h, lambda),
-            )
-        })
-        .collect();
-    let counts: Vec<u64> = parts
-        .iter()
-        .filter(|p| p.count > 0)
-        .map(|p| p.count)
-        .collect();
-    let mut span: f64 = 0.0;
-    for which in 0..2 {
-        let arrays: Vec<(&[f64], u64)> = tilted
+    let t = Tilting::new(parts, h, lambda, tau);
+    let ((lp, hp), (lo, hi)) = (t.pess_window, t.opt_window);
+    (hp - lp).max(hi - lo) * h + h
+}
+
+/// The composed parts (count > 0), both their PMFs tilted by λ, and the Chernoff windows of
+/// the two composed sums (relative to the sum of the parts' first lattice indices; the
+/// rounded-down one is the pessimistic one's when a part has no rounded-down mass).
+struct Tilting<'a> {
+    parts: Vec<&'a Part<'a>>,
+    tilted: Vec<(Tilted, Tilted)>,
+    pess_window: (f64, f64),
+    opt_window: (f64, f64),
+}
+
+impl<'a> Tilting<'a> {
+    fn new(parts: &'a [Part<'a>], h: f64, lambda: f64, tau: f64) -> Self {
+        let parts: Vec<&Part> = parts.iter().filter(|p| p.count > 0).collect();
+        let tilted: Vec<(Tilted, Tilted)> = parts
             .iter()
-            .zip(&counts)
-            .map(|(t, &c)| {
+            .map(|p| {
                 (
-                    if which == 0 {
-                        t.0.1.as_slice()
-                    } else {
-                        t.1.1.as_slice()
-                    },
-                    c,
+                    tilt(&p.d.pess, p.d.start, h, lambda),
+                    tilt(&p.d.opt, p.d.start, h, lambda),
                 )
             })
             .collect();
-        if which == 1 && tilted.iter().any(|t| t.1.0 == f64::NEG_INFINITY) {
-            continue;
+        let arrays = |opt: bool| -> Vec<(&[f64], u64)> {
+            tilted
+                .iter()
+                .zip(&parts)
+                .map(|(t, p)| (if opt { &t.1.1 } else { &t.0.1 }.as_slice(), p.count))
+                .collect()
+        };
+        let pess_window = chernoff_window(&arrays(false), tau);
+        let opt_window = if tilted.iter().all(|t| t.1.0 > f64::NEG_INFINITY) {
+            chernoff_window(&arrays(true), tau)
+        } else {
+            (pess_window.0, pess_window.0)
+        };
+        Tilting {
+            parts,
+            tilted,
+            pess_window,
+            opt_window,
         }
-        let (lo, hi) = chernoff_window(&arrays, tau);
-        span = span.max((hi - lo + 1.0) * h);
     }
-    span
 }
 
 /// For `ẑ` (computed coefficient, `|ẑ − z| ≤ ε`) and its computed power `ĝ = ẑ^n`:
@@ -286,34 +295,13 @@ pub(crate) fn compose(
     max_len: usize,
 ) -> Option<Composed> {
     let u = f64::EPSILON / 2.0;
-    let parts: Vec<&Part> = parts.iter().filter(|p| p.count > 0).collect();
-    let tilted: Vec<(Tilted, Tilted)> = parts
-        .iter()
-        .map(|p| {
-            (
-                tilt(&p.d.pess, p.d.start, h, lambda),
-                tilt(&p.d.opt, p.d.start, h, lambda),
-            )
-        })
-        .collect();
+    let Tilting {
+        parts,
+        tilted,
+        pess_window: (lp, hp),
+        opt_window: (lo_o, hi_o),
+    } = Tilting::new(parts, h, lambda, tau);
     let base: i64 = parts.iter().map(|p| p.count as i64 * p.d.start).sum();
-    let pess_arrays: Vec<(&[f64], u64)> = tilted
-        .iter()
-        .zip(&parts)
-        .map(|(t, p)| (t.0.1.as_slice(), p.count))
-        .collect();
-    let opt_arrays: Vec<(&[f64], u64)> = tilted
-        .iter()
-        .zip(&parts)
-        .map(|(t, p)| (t.1.1.as_slice(), p.count))
-        .collect();
-    let (lp, hp) = chernoff_window(&pess_arrays, tau);
-    let opt_live = tilted.iter().all(|t| t.1.0 > f64::NEG_INFINITY);
-    let (lo_o, hi_o) = if opt_live {
-        chernoff_window(&opt_arrays, tau)
-    } else {
-        (lp, lp)
-    };
     let window = |lo: f64, hi: f64| -> (f64, f64) {
         match include {
             Some(i) => (
