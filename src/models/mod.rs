@@ -95,6 +95,18 @@ pub trait Model: Send + Sync {
         1.0
     }
 
+    /// A bound `L` with `|ln p(x | θ') − ln p(x | θ)| ≤ L·‖θ' − θ‖₂` and `‖∇_θ ln p(x | θ)‖ ≤ L`
+    /// for **every possible row** `x` (not only the rows of this data set), derived from public
+    /// declarations alone (e.g. declared feature ranges), never from the data; `None` (the
+    /// default) when no such bound is declared.
+    ///
+    /// The `auto` builders ([`crate::auto`]) use it as the clip bound, which then costs no
+    /// privacy; without it they spend a little of the budget on a DP quantile of the per-row
+    /// gradient norms.
+    fn public_lipschitz(&self) -> Option<f64> {
+        None
+    }
+
     /// `ln p(θ)`, up to an additive constant.
     fn log_prior(&self, theta: &[f64]) -> f64;
 
