@@ -32,7 +32,7 @@
 //! let privacy = run.privacy.as_ref().unwrap();
 //! assert!(privacy.epsilon <= 2.0);
 //! let parts: Vec<&str> = privacy.ledger.parts.iter().map(|p| p.part.as_str()).collect();
-//! assert_eq!(parts, ["clip bound", "initialisation", "clip bound", "warm-up", "sampling"]);
+//! assert_eq!(parts, ["initialisation", "clip bound", "warm-up", "sampling"]);
 //! assert_eq!(run.warmup, run.iterations / 2);
 //! // Bad input is an error naming the setting:
 //! let err = Auto::new(AutoAlgorithm::DpPenalty).epsilon(-1.0).delta(1e-6).run(&model);

@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Median MMD per box: `auto` DP penalty (every cost charged, DP start) against the thesis'
+hand-tuned DP penalty (committed comparison grid, started from the posterior), for docs/AUTO.md."""
+import csv, json, statistics, sys
+from collections import defaultdict
+
+auto = defaultdict(list)
+iters = {}
+failed = defaultdict(int)
+for line in open(sys.argv[1]):
+    if not line.strip():
+        continue
+    r = json.loads(line)
+    key = (r["experiment"], float(r["epsilon"]))
+    if r.get("error"):
+        failed[key] += 1
+        continue
+    auto[key].extend(m for m in r["mmd"] if m is not None)
+    iters[key] = r["iterations"][0]
+hand = defaultdict(list)
+hand_iters = {}
+for r in csv.DictReader(open("data/results/comparison.csv")):
+    if r["algorithm"] == "dp-penalty" and r["mmd"]:
+        key = (r["experiment"], float(r["epsilon"]))
+        hand[key].append(float(r["mmd"]))
+        hand_iters[key] = int(r["iterations"])
+print("| experiment | ε | hand-tuned iters | MMD hand-tuned | auto iters | MMD auto | auto − hand |")
+print("|---|---|---|---|---|---|---|")
+for key in sorted(auto, key=lambda k: (list(dict.fromkeys(e for e, _ in auto)).index(k[0]), k[1])):
+    e, eps = key
+    med = lambda v: statistics.median(v) if v else float("nan")
+    h, a = med(hand.get(key, [])), med(auto[key])
+    note = f" ({failed[key]} runs failed)" if failed[key] else ""
+    print(f"| {e} | {eps:g} | {hand_iters.get(key, '')} | {h:.3f} | {iters.get(key, '')} | {a:.3f}{note} | {a - h:+.3f} |")

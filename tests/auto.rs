@@ -1,0 +1,239 @@
+//! `auto` runs (issue 15): one budget for initialisation, clip bounds, warm-up and sampling;
+//! the ledger recomposes to the guarantee; adaptation reads only released values.
+
+use dp_mcmc::accounting::{Accountant, Pld, PrivacyEvent, pld_delta};
+use dp_mcmc::auto::{Auto, AutoAlgorithm, gaussian_budget};
+use dp_mcmc::models::testing::IsotropicGaussian;
+use dp_mcmc::models::{CustomModel, Model, RowData};
+use dp_mcmc::rng::ChainRng;
+use dp_mcmc::samplers::driver::run_chains;
+use dp_mcmc::samplers::{Kernel, RunSettings, Start, StepInfo};
+
+fn model() -> IsotropicGaussian {
+    IsotropicGaussian::generate(4_000, 2, 7)
+}
+
+/// The ledger's parts, recomposed from their events by an independent accountant (the tight
+/// Gaussian PLD, and the closed form δ(ε; μ) of Gaussian compositions), spend no more than the
+/// requested (ε, δ); the total event is the composition of the parts; the ε shares add up to
+/// the run's ε; the warm-up part holds the warm-up iterations of every chain.
+#[test]
+fn ledger_recomposes_to_at_most_the_budget() {
+    let m = model();
+    for (alg, per_chain) in [
+        (AutoAlgorithm::DpPenalty, false),
+        (AutoAlgorithm::DpPenalty, true),
+        (AutoAlgorithm::DpHmc, false),
+    ] {
+        let (eps, delta) = (1.5, 1e-6);
+        let run = Auto::new(alg)
+            .epsilon(eps)
+            .delta(delta)
+            .chains(3)
+            .seed(11)
+            .per_chain_budget(per_chain)
+            .target_iterations(60)
+            .progress(false)
+            .run(&m)
+            .unwrap();
+        let p = run.privacy.as_ref().unwrap();
+        let l = &p.ledger;
+        let names: Vec<&str> = l.parts.iter().map(|x| x.part.as_str()).collect();
+        assert_eq!(
+            names,
+            ["initialisation", "clip bound", "warm-up", "sampling"]
+        );
+        let share: f64 = l.parts.iter().map(|x| x.epsilon_share).sum();
+        assert!(
+            (share - p.epsilon).abs() < 1e-9 * eps,
+            "{alg:?}: shares {share}"
+        );
+        let copies = if per_chain { 1 } else { 3 };
+        assert_eq!(l.parts[2].releases, (copies * run.warmup) as u64);
+        assert_eq!(
+            l.parts[2].releases + l.parts[3].releases,
+            (copies * run.iterations) as u64
+        );
+        // independent recomposition of the parts
+        let all = PrivacyEvent::compose(l.parts.iter().map(|x| x.event.clone()).collect());
+        let mut acc = Pld::new();
+        acc.compose(&all).unwrap();
+        assert!(acc.delta(eps).unwrap() <= delta, "{alg:?} overspends");
+        let mu = all.gaussian_mu().unwrap();
+        assert!(pld_delta(mu, eps).unwrap() <= delta);
+        assert!(mu <= gaussian_budget(eps, delta).unwrap() * (1.0 + 1e-12));
+        // one more sampling iteration per chain would not fit (up to the accountant's
+        // pessimistic rounding, 1e-9 relative): the budget is used
+        let extra = PrivacyEvent::compose(vec![
+            all.clone(),
+            l.releases
+                .as_ref()
+                .unwrap()
+                .iteration
+                .clone()
+                .repeat(copies as u64),
+        ]);
+        let mut acc = Pld::new();
+        acc.compose(&extra).unwrap();
+        assert!(
+            acc.delta(eps).unwrap() > delta * (1.0 - 1e-9),
+            "{alg:?}: budget left unused: k = {}, δ(k+1) = {}, mu = {mu}, budget {}",
+            run.iterations,
+            acc.delta(eps).unwrap(),
+            gaussian_budget(eps, delta).unwrap()
+        );
+        // the whole-run total is the parts (all chains)
+        if !per_chain {
+            assert!((l.total.as_ref().unwrap().gaussian_mu().unwrap() - mu).abs() < 1e-12 * mu);
+        }
+        let report = run.auto.as_ref().unwrap();
+        assert_eq!(report.iterations, run.iterations);
+        assert_eq!(report.step_scales.len(), 3);
+    }
+}
+
+/// DP Barker (no clip bound: its test fixes it) and the minibatch penalty (certified PLD)
+/// charge their earlier releases too and stay within the budget.
+#[test]
+fn subsampled_auto_runs_stay_within_the_budget() {
+    let m = IsotropicGaussian::generate(100_000, 2, 3);
+    for alg in [AutoAlgorithm::DpBarker, AutoAlgorithm::MinibatchPenalty] {
+        let run = Auto::new(alg)
+            .epsilon(1.0)
+            .delta(1e-6)
+            .chains(2)
+            .seed(2)
+            .progress(false)
+            .run(&m)
+            .unwrap();
+        let p = run.privacy.as_ref().unwrap();
+        assert!(p.epsilon <= 1.0, "{alg:?}");
+        let names: Vec<&str> = p.ledger.parts.iter().map(|x| x.part.as_str()).collect();
+        let want: &[&str] = if alg == AutoAlgorithm::DpBarker {
+            &["initialisation", "warm-up", "sampling"]
+        } else {
+            &["initialisation", "clip bound", "warm-up", "sampling"]
+        };
+        assert_eq!(names, want, "{alg:?}");
+        let share: f64 = p.ledger.parts.iter().map(|x| x.epsilon_share).sum();
+        assert!((share - p.epsilon).abs() < 1e-9, "{alg:?}: {share}");
+        assert!(run.iterations > 0);
+    }
+}
+
+/// A model without gradients and without a public bound cannot get a clip bound privately:
+/// a typed error that says what to declare. DP Barker needs none and runs from the public
+/// start.
+#[test]
+fn no_gradients_no_public_bound_is_an_error_except_for_barker() {
+    let rows: Vec<Vec<f64>> = (0..50_000).map(|i| vec![(i % 10) as f64 / 10.0]).collect();
+    let m = CustomModel::new(RowData::from_rows(&rows).unwrap(), 1, |t, r| {
+        -0.5 * (r[0] - t[0]).powi(2)
+    })
+    .unwrap();
+    let err = Auto::new(AutoAlgorithm::DpPenalty)
+        .epsilon(1.0)
+        .delta(1e-5)
+        .progress(false)
+        .run(&m)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("public") && err.contains("bound"), "{err}");
+    let run = Auto::new(AutoAlgorithm::DpBarker)
+        .epsilon(1.0)
+        .delta(1e-5)
+        .chains(1)
+        .progress(false)
+        .run(&m)
+        .unwrap();
+    assert!(run.auto.as_ref().unwrap().initial_point.is_none());
+    assert_eq!(run.privacy.unwrap().ledger.parts.len(), 2); // warm-up, sampling
+}
+
+/// A kernel whose step statistics carry values that are not released (`log_alpha`,
+/// `clipped`, `batch_var`, computed from a `secret`), while its released accept decisions and
+/// states do not depend on the secret. Warm-up adaptation may read only the released values,
+/// so two runs differing only in the secret must adapt identically.
+struct SecretKernel {
+    secret: f64,
+}
+
+struct SecretState {
+    theta: Vec<f64>,
+    scale: f64,
+}
+
+impl Kernel for SecretKernel {
+    type State = SecretState;
+    fn name(&self) -> &'static str {
+        "secret"
+    }
+    fn validate<M: Model + ?Sized>(&self, _model: &M) -> dp_mcmc::Result<()> {
+        Ok(())
+    }
+    fn init<M: Model + ?Sized>(
+        &self,
+        _model: &M,
+        theta0: &[f64],
+        _rng: &mut ChainRng,
+    ) -> dp_mcmc::Result<SecretState> {
+        Ok(SecretState {
+            theta: theta0.to_vec(),
+            scale: 1.0,
+        })
+    }
+    fn step<M: Model + ?Sized>(
+        &self,
+        _model: &M,
+        s: &mut SecretState,
+        rng: &mut ChainRng,
+    ) -> StepInfo {
+        use rand::RngExt;
+        let u: f64 = rng.random();
+        // accept with probability 1/(1 + scale²): released decision, secret-free
+        let accepted = u < 1.0 / (1.0 + s.scale * s.scale);
+        if accepted {
+            s.theta[0] += s.scale * (u - 0.25);
+        }
+        StepInfo {
+            accepted,
+            log_alpha: self.secret * u,
+            clipped: (self.secret * 1e3) as u64,
+            rows: 1000,
+            batch_var: self.secret,
+            ..StepInfo::default()
+        }
+    }
+    fn position<'a>(&self, s: &'a SecretState) -> &'a [f64] {
+        &s.theta
+    }
+    fn set_step_scale(&self, s: &mut SecretState, scale: f64) {
+        s.scale = scale;
+    }
+}
+
+#[test]
+fn adaptation_reads_only_released_values() {
+    let m = model();
+    let settings = RunSettings {
+        chains: 2,
+        seed: 4,
+        start: Start::Point(vec![0.0, 0.0]),
+        progress: false,
+        warmup: 300,
+        ..RunSettings::default()
+    };
+    let a = run_chains(&SecretKernel { secret: 0.1 }, &m, &settings, 400).unwrap();
+    let b = run_chains(&SecretKernel { secret: 0.9 }, &m, &settings, 400).unwrap();
+    for (x, y) in a.iter().zip(&b) {
+        assert_ne!(x.stats[0].batch_var, y.stats[0].batch_var); // the secret differs
+        assert_eq!(
+            x.step_scale, y.step_scale,
+            "adaptation read an unreleased value"
+        );
+        assert_eq!(x.draws, y.draws);
+        assert_eq!(x.warmup, 300);
+        // it adapted: acceptance p = 1/(1+s²) toward 0.25 means s → √3
+        assert!((x.step_scale - 3f64.sqrt()).abs() < 0.5, "{}", x.step_scale);
+    }
+}
