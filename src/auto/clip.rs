@@ -69,6 +69,20 @@ pub(crate) fn dp_quantile<M: Model + ?Sized>(
     z: f64,
     rng: &mut ChainRng,
 ) -> Result<f64> {
+    dp_quantile_of(gradient_norms(model, theta)?, q, z, rng)
+}
+
+/// The DP `q`-quantile of per-row values `norms` (one per row, e.g. the Frobenius norms of
+/// per-row Hessians): the same search as [`dp_quantile`], the same cost.
+///
+/// # Errors
+/// `q` outside (0, 1), `z` not positive.
+pub(crate) fn dp_quantile_of(
+    mut norms: Vec<f64>,
+    q: f64,
+    z: f64,
+    rng: &mut ChainRng,
+) -> Result<f64> {
     if !(q > 0.0 && q < 1.0) {
         return Err(Error::invalid(
             "clip_quantile",
@@ -77,7 +91,6 @@ pub(crate) fn dp_quantile<M: Model + ?Sized>(
         ));
     }
     let z = crate::error::check::positive("noise multiplier", z)?;
-    let mut norms = gradient_norms(model, theta)?;
     norms.sort_unstable_by(f64::total_cmp);
     let target = q * norms.len() as f64;
     let count_at_most = |c: f64| norms.partition_point(|&x| x <= c) as f64;

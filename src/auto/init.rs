@@ -1,24 +1,24 @@
-//! A DP initial point: a few rounds of noisy clipped Gauss-Newton steps on the log
-//! posterior (BHHH: Berndt, Hall, Hall and Hausman 1974, whose curvature is the outer
-//! product of the per-row gradients).
+//! A DP initial point: a few rounds of noisy clipped Newton steps on the log posterior.
 //!
-//! Each round first sets the per-row clip bound `C`: the model's public bound, or a DP
-//! quantile of the per-row gradient norms at the round's start point (`clip.rs`). A bound set
-//! far from the mode is too small near it, and clipping most rows biases the clipped sum, so
-//! the bound is set again every round. Each step then releases, from the clipped per-row
-//! gradients `g_j` (`‖g_j‖ ≤ C`),
+//! Each round first sets two per-row clip bounds at its start point: `C` for the gradients
+//! (the model's public bound, or a DP median of the per-row gradient norms, `clip.rs`) and
+//! `C_H` for the per-row Hessians (a DP 0.9-quantile of their Frobenius norms). Bounds set far
+//! from the mode are too large or too small near it, so they are set again every round. Each
+//! step then releases, from the clipped per-row gradients `g_j` (`‖g_j‖ ≤ C`) and Hessians
+//! `H_j` (`‖H_j‖_F ≤ C_H`, central differences of the per-row gradients, symmetrised),
 //!
 //! - `G = Σ_j g_j + N(0, (2C·z)² I)`: one row substituted moves `Σ g_j` by at most `2C`;
-//! - `F = Σ_j g_j g_jᵀ + E`, `E` symmetric with `N(0, (√2·C²·z)²)` entries on and above the
-//!   diagonal: one row substituted moves the upper triangle of `Σ g_j g_jᵀ` by at most
-//!   `‖g gᵀ − g' g'ᵀ‖_F ≤ √2·C²`;
+//! - `H = Σ_j H_j + E`, `E` symmetric with `N(0, (2C_H·z)²)` entries on and above the diagonal:
+//!   one row substituted moves the upper triangle of `Σ H_j` by at most `‖H_j − H_j'‖_F ≤ 2C_H`;
 //!
-//! two Gaussian mechanisms with noise multiplier `z` each. The update is post-processing:
-//! `θ ← θ + (T·F̃ + P)⁻¹ (T·G + ∇ ln p(θ))`, with `T` the model's tempering, `P` the prior's
-//! curvature (finite differences of the public prior gradient) and `F̃` the released `F` with
-//! its eigenvalues raised to the noise's spectral scale (`3·2√d·√2·C²·z`), so the solve stays
-//! well-posed. At the mode `F/n` is the Fisher information, so the steps are Newton steps
-//! there; far from it the outer product of the (large, aligned) gradients damps them.
+//! two Gaussian mechanisms with noise multiplier `z` each. The update is post-processing: the
+//! saddle-free Newton step `θ ← θ + |T·(−H) + P|⁻¹ (T·G + ∇ ln p(θ))`, with `T` the model's
+//! tempering, `P` the prior's curvature (finite differences of the public prior gradient) and
+//! `|A|` the matrix with the eigenvalues of `A` replaced by their absolute values, raised to the
+//! noise's spectral scale `2√d·2C_H·z·T`, so the solve stays well-posed and a direction of
+//! negative curvature is climbed, not descended. The outer product of the gradients (BHHH) would
+//! need no Hessians, but overdispersed rows (counts, curved posteriors) make it far larger than
+//! the curvature and its steps crawl.
 //!
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
@@ -29,34 +29,43 @@ use crate::models::Model;
 use crate::rng::ChainRng;
 use nalgebra::{DMatrix, DVector};
 
-/// How the initial point is computed: `rounds` rounds, each a clip bound (public, or a DP
-/// quantile at the current point) and `steps_per_round` Gauss-Newton steps.
+/// How the initial point is computed: `rounds` rounds, each two clip bounds (gradient: public
+/// or a DP quantile; Hessian: a DP quantile) and `steps_per_round` Newton steps.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct InitSettings {
     pub rounds: usize,
     pub steps_per_round: usize,
-    /// Noise multiplier of each of a step's two releases (gradient sum, outer products).
+    /// Noise multiplier of each of a step's two releases (gradient sum, Hessian sum).
     pub z_step: f64,
-    /// The public per-row clip bound, or `None` for a DP quantile each round.
+    /// The public per-row gradient bound, or `None` for a DP quantile each round.
     pub public_clip: Option<f64>,
-    /// Quantile of the gradient norms and noise multiplier of each of its counts.
+    /// Quantile of the gradient norms, and noise multiplier of each count of a quantile.
     pub quantile: f64,
     pub z_quantile: f64,
 }
+
+/// Quantile of the per-row Hessian norms that clips them: clipping shrinks the curvature and
+/// lengthens the step, so only the largest tenth is clipped.
+const HESSIAN_QUANTILE: f64 = 0.9;
 
 impl InitSettings {
     /// The privacy event of everything [`dp_initial_point`] releases, and the number of noisy
     /// statistics.
     pub(crate) fn event(&self) -> (PrivacyEvent, u64) {
         let releases = 2 * (self.rounds * self.steps_per_round) as u64;
-        let mut events = vec![PrivacyEvent::gaussian(self.z_step).repeat(releases)];
-        let mut count = releases;
-        if self.public_clip.is_none() {
-            let q = self.rounds as u64 * u64::from(super::clip::QUERIES);
-            events.push(PrivacyEvent::gaussian(self.z_quantile).repeat(q));
-            count += q;
-        }
-        (PrivacyEvent::compose(events), count)
+        let quantiles = if self.public_clip.is_none() { 2 } else { 1 };
+        let q = (quantiles * self.rounds) as u64 * u64::from(super::clip::QUERIES);
+        let events = vec![
+            PrivacyEvent::gaussian(self.z_step).repeat(releases),
+            PrivacyEvent::gaussian(self.z_quantile).repeat(q),
+        ];
+        (PrivacyEvent::compose(events), releases + q)
+    }
+
+    /// Noisy counts of the quantile searches.
+    pub(crate) fn quantile_queries(rounds: usize, public_clip: bool) -> u32 {
+        let quantiles = if public_clip { 1 } else { 2 };
+        (quantiles * rounds) as u32 * super::clip::QUERIES
     }
 }
 
@@ -67,23 +76,113 @@ pub struct InitialPoint {
     pub point: Vec<f64>,
     /// The public start the steps left from.
     pub from: Vec<f64>,
-    /// Gauss-Newton steps (each two Gaussian releases).
+    /// Newton steps (each two Gaussian releases).
     pub steps: usize,
     /// Per-row gradient clip bound `C` of each round (public, or a DP quantile at the round's
     /// start).
     pub clips: Vec<f64>,
+    /// Per-row Hessian clip bound `C_H` of each round (a DP quantile).
+    pub hessian_clips: Vec<f64>,
     /// Noise multiplier `z` of each release of a step.
     pub noise_multiplier: f64,
-    /// Standard deviations of the last step's Gaussian approximation, `diag((T·F̃ + P)⁻¹)^½`
+    /// Standard deviations of the last step's Gaussian approximation, `diag(|T·(−H) + P|⁻¹)^½`
     /// (post-processing of released values): a public scale of the posterior.
     pub scale: Vec<f64>,
 }
 
-/// Eigenvalue floor of the released curvature, in units of the noise matrix's spectral scale.
-const FLOOR: f64 = 1.0;
+/// Rows per chunk of the gradient passes.
+const CHUNK: usize = 256;
 
-/// Rows per chunk of the gradient pass.
-const CHUNK: usize = 1024;
+/// Per-row gradients and Hessians of a chunk, by central differences of the gradients.
+struct Curvature {
+    d: usize,
+    g: Vec<f64>,
+    plus: Vec<f64>,
+    minus: Vec<f64>,
+    /// `len × d × d`, row-major per row.
+    h: Vec<f64>,
+    shifted: Vec<f64>,
+}
+
+impl Curvature {
+    fn new(d: usize) -> Self {
+        Curvature {
+            d,
+            g: vec![0.0; CHUNK * d],
+            plus: vec![0.0; CHUNK * d],
+            minus: vec![0.0; CHUNK * d],
+            h: vec![0.0; CHUNK * d * d],
+            shifted: vec![0.0; d],
+        }
+    }
+
+    /// Gradients and symmetrised Hessians of rows `start .. start + len` at `theta`.
+    fn chunk<M: Model + ?Sized>(
+        &mut self,
+        model: &M,
+        theta: &[f64],
+        start: usize,
+        len: usize,
+    ) -> Result<()> {
+        let d = self.d;
+        model.grad_log_lik_rows(theta, start, &mut self.g[..len * d])?;
+        self.shifted.copy_from_slice(theta);
+        for i in 0..d {
+            let e = 1e-5 * theta[i].abs().max(1.0);
+            self.shifted[i] = theta[i] + e;
+            model.grad_log_lik_rows(&self.shifted, start, &mut self.plus[..len * d])?;
+            self.shifted[i] = theta[i] - e;
+            model.grad_log_lik_rows(&self.shifted, start, &mut self.minus[..len * d])?;
+            self.shifted[i] = theta[i];
+            for k in 0..len {
+                for a in 0..d {
+                    self.h[k * d * d + a * d + i] =
+                        (self.plus[k * d + a] - self.minus[k * d + a]) / (2.0 * e);
+                }
+            }
+        }
+        for k in 0..len {
+            let h = &mut self.h[k * d * d..(k + 1) * d * d];
+            for a in 0..d {
+                for b in a + 1..d {
+                    let m = 0.5 * (h[a * d + b] + h[b * d + a]);
+                    h[a * d + b] = m;
+                    h[b * d + a] = m;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn hessian(&self, k: usize) -> &[f64] {
+        &self.h[k * self.d * self.d..(k + 1) * self.d * self.d]
+    }
+
+    fn gradient(&self, k: usize) -> &[f64] {
+        &self.g[k * self.d..(k + 1) * self.d]
+    }
+}
+
+/// `‖v‖₂` with a non-finite value counted as infinite.
+fn norm(v: &[f64]) -> f64 {
+    let s: f64 = v.iter().map(|x| x * x).sum();
+    if s.is_finite() {
+        s.sqrt()
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// The scale that clips a vector of norm `n` to `c` (0 for a non-finite one).
+fn clip_factor(n: f64, c: f64) -> f64 {
+    if !n.is_finite() {
+        0.0
+    } else if n > c {
+        c / n
+    } else {
+        1.0
+    }
+}
 
 /// The initial point from the public point `from` (see the module docs); everything it
 /// releases is [`InitSettings::event`].
@@ -109,8 +208,9 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
     let n = model.n_rows();
     let t_temp = model.tempering();
     let mut theta = from.to_vec();
-    let mut rows = vec![0.0; CHUNK * d];
+    let mut cur = Curvature::new(d);
     let mut clips = Vec::with_capacity(s.rounds);
+    let mut hessian_clips = Vec::with_capacity(s.rounds);
     let mut scale = vec![f64::NAN; d];
     let normal = |rng: &mut ChainRng| -> f64 { StandardNormal.sample(rng) };
     for _ in 0..s.rounds {
@@ -119,32 +219,32 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
             None => super::clip::dp_quantile(model, &theta, s.quantile, s.z_quantile, rng)?,
         };
         clips.push(clip);
+        let mut hnorms = Vec::with_capacity(n);
+        let mut start = 0;
+        while start < n {
+            let len = CHUNK.min(n - start);
+            cur.chunk(model, &theta, start, len)?;
+            hnorms.extend((0..len).map(|k| norm(cur.hessian(k))));
+            start += len;
+        }
+        let hclip = super::clip::dp_quantile_of(hnorms, HESSIAN_QUANTILE, s.z_quantile, rng)?;
+        hessian_clips.push(hclip);
         for _ in 0..s.steps_per_round {
             let mut g = DVector::<f64>::zeros(d);
-            let mut f = DMatrix::<f64>::zeros(d, d);
+            let mut h = DMatrix::<f64>::zeros(d, d);
             let mut start = 0;
             while start < n {
                 let len = CHUNK.min(n - start);
-                let chunk = &mut rows[..len * d];
-                model.grad_log_lik_rows(&theta, start, chunk)?;
-                for row in chunk.chunks_exact(d) {
-                    let norm2: f64 = row.iter().map(|x| x * x).sum();
-                    // non-finite rows contribute nothing (their clipped value is 0)
-                    let c = if !norm2.is_finite() {
-                        0.0
-                    } else if norm2 > clip * clip {
-                        clip / norm2.sqrt()
-                    } else {
-                        1.0
-                    };
-                    if c == 0.0 {
-                        continue;
-                    }
+                cur.chunk(model, &theta, start, len)?;
+                for k in 0..len {
+                    let gk = cur.gradient(k);
+                    let cg = clip_factor(norm(gk), clip);
+                    let hk = cur.hessian(k);
+                    let ch = clip_factor(norm(hk), hclip);
                     for a in 0..d {
-                        let ga = c * row[a];
-                        g[a] += ga;
+                        g[a] += cg * gk[a];
                         for b in a..d {
-                            f[(a, b)] += ga * c * row[b];
+                            h[(a, b)] += ch * hk[a * d + b];
                         }
                     }
                 }
@@ -153,18 +253,18 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
             for a in 0..d {
                 g[a] += 2.0 * clip * z * normal(rng);
                 for b in a..d {
-                    f[(a, b)] += 2f64.sqrt() * clip * clip * z * normal(rng);
-                    f[(b, a)] = f[(a, b)];
+                    h[(a, b)] += 2.0 * hclip * z * normal(rng);
+                    h[(b, a)] = h[(a, b)];
                 }
             }
-            // post-processing of (g, f) and the public prior
+            // post-processing of (g, h) and the public prior
             let mut prior = vec![0.0; d];
             model.grad_log_prior(&theta, &mut prior);
             let p = prior_curvature(model, &theta, &prior);
-            let floor = FLOOR * 2.0 * (d as f64).sqrt() * 2f64.sqrt() * clip * clip * z * t_temp;
-            let eig = (f * t_temp + p).symmetric_eigen();
+            let floor = 2.0 * (d as f64).sqrt() * 2.0 * hclip * z * t_temp;
+            let eig = (h * (-t_temp) + p).symmetric_eigen();
             let inv = {
-                let lam = eig.eigenvalues.map(|l| 1.0 / l.max(floor));
+                let lam = eig.eigenvalues.map(|l| 1.0 / l.abs().max(floor));
                 &eig.eigenvectors * DMatrix::from_diagonal(&lam) * eig.eigenvectors.transpose()
             };
             let step = &inv * (g * t_temp + DVector::from_vec(prior));
@@ -186,6 +286,7 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
         from: from.to_vec(),
         steps: s.rounds * s.steps_per_round,
         clips,
+        hessian_clips,
         noise_multiplier: z,
         scale,
     })
@@ -255,6 +356,6 @@ mod tests {
             .fold(0.0, f64::max);
         assert!(err > 0.1, "{p:?}");
         assert!(dp_initial_point(&model, &[0.0], &set(50.0), &mut rng).is_err());
-        assert_eq!(set(50.0).event().1, 80);
+        assert_eq!(set(50.0).event().1, 80 + 2 * 9);
     }
 }

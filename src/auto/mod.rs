@@ -336,27 +336,22 @@ impl Auto {
         let rounds = INIT_ROUNDS.min(self.init_steps.max(1));
         let initial_point =
             if model.has_gradient() && self.init_steps > 0 && self.split.initialisation > 0.0 {
-                // the quantiles (when no public bound) take a third of the initialisation's share
                 let mu_init = self.split.initialisation * mu_total;
-                let (mu_steps, mu_quantiles) = if public.is_some() {
-                    (mu_init, 0.0)
-                } else {
-                    (mu_init * 2.0 / 3.0, mu_init / 3.0)
-                };
+                // the quantile searches take a quarter of the initialisation's share
+                let (mu_steps, mu_quantiles) = (mu_init * 0.75, mu_init * 0.25);
                 let steps_per_round = self.init_steps.div_ceil(rounds);
                 // each step makes two releases
-                let queries = (rounds as u32 * clip::QUERIES) as f64;
+                let queries = f64::from(init::InitSettings::quantile_queries(
+                    rounds,
+                    public.is_some(),
+                ));
                 let settings = init::InitSettings {
                     rounds,
                     steps_per_round,
                     z_step: ((2 * rounds * steps_per_round) as f64 / (2.0 * mu_steps)).sqrt(),
                     public_clip: public,
                     quantile: INIT_QUANTILE,
-                    z_quantile: if mu_quantiles > 0.0 {
-                        (queries / (2.0 * mu_quantiles)).sqrt()
-                    } else {
-                        1.0
-                    },
+                    z_quantile: (queries / (2.0 * mu_quantiles)).sqrt(),
                 };
                 let p = init::dp_initial_point(model, &from, &settings, &mut rng)?;
                 let (event, releases) = settings.event();
