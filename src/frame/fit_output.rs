@@ -1,0 +1,164 @@
+//! The outputs of `dp-mcmc fit`: post-warm-up draws as ArviZ reads them, a per-parameter
+//! summary, and the privacy ledger.
+//!
+//! - `draws.parquet`: columns `chain` (i64, from 0), `draw` (i64, the index of the draw within
+//!   its chain after warm-up, from 0) and one f64 column per parameter, named by
+//!   [`Model::param_names`](crate::models::Model::param_names): the layout of ArviZ's
+//!   `from_dataframe` / `az.from_dict` (`chain`, `draw` dimensions).
+//! - `summary.csv`: one row per parameter: `parameter, mean, sd, q5, q50, q95, rhat, ess_bulk,
+//!   ess_tail` (rank-normalised split R-hat, bulk and tail ESS of [`crate::diagnostics`]).
+//! - `ledger.json`: what the run spent, as the caller serialised it.
+
+#[cfg(feature = "cli")]
+use std::path::Path;
+use std::path::PathBuf;
+
+use polars::prelude::*;
+
+use super::diagnostics::param_draws;
+use crate::diagnostics::{quantile_sorted, summarize};
+use crate::error::{Error, Result};
+use crate::samplers::Run;
+
+/// The post-warm-up draws of `run` (the first `warmup` steps of every chain dropped): columns
+/// `chain`, `draw` (both i64, from 0) and one f64 column per parameter.
+///
+/// ```
+/// use dp_mcmc::frame::fit_output::fit_draws;
+/// use dp_mcmc::models::testing::IsotropicGaussian;
+/// use dp_mcmc::samplers::Rwmh;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let model = IsotropicGaussian::generate(50, 2, 1);
+/// let run = Rwmh::builder().iterations(30).chains(2).start(vec![0.0, 0.0]).run(&model)?;
+/// let draws = fit_draws(&run, 10)?;
+/// assert_eq!(draws.height(), 2 * 20);
+/// assert_eq!(draws.column("draw")?.i64()?.get(0), Some(0));
+/// assert!(fit_draws(&run, 30).is_err()); // nothing left after warm-up
+/// # Ok(()) }
+/// ```
+pub fn fit_draws(run: &Run, warmup: usize) -> Result<DataFrame> {
+    let d = run.dim();
+    let mut chain = Vec::new();
+    let mut draw = Vec::new();
+    let mut params: Vec<Vec<f64>> = vec![Vec::new(); d];
+    for (i, c) in run.chains.iter().enumerate() {
+        let mut k_out = 0i64;
+        for (k, row) in c.draws.chunks_exact(d.max(1)).enumerate() {
+            if c.step_of(k) < warmup {
+                continue;
+            }
+            chain.push(i as i64);
+            draw.push(k_out);
+            k_out += 1;
+            for (p, v) in params.iter_mut().zip(row) {
+                p.push(*v);
+            }
+        }
+    }
+    if chain.is_empty() {
+        return Err(Error::InvalidData(format!(
+            "no draws after the {warmup} warm-up iterations; run longer (raise --max-time or \
+             the budget) or warm up less"
+        )));
+    }
+    let mut cols = vec![
+        Column::new("chain".into(), chain),
+        Column::new("draw".into(), draw),
+    ];
+    for (name, values) in run.param_names.iter().zip(params) {
+        cols.push(Column::new(name.as_str().into(), values));
+    }
+    Ok(DataFrame::new_infer_height(cols)?)
+}
+
+/// One row per parameter of a draws frame (layout of [`fit_draws`]): `parameter`, `mean`,
+/// `sd`, `q5`, `q50`, `q95` (type-7 quantiles of all draws), `rhat`, `ess_bulk`, `ess_tail`
+/// (null where undefined, e.g. a single draw per chain).
+///
+/// ```
+/// use dp_mcmc::frame::fit_output::fit_summary;
+/// use dp_mcmc::polars::prelude::*;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let df = df!("chain" => [0i64, 0, 0, 1, 1, 1], "draw" => [0i64, 1, 2, 0, 1, 2],
+///              "mu" => [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let s = fit_summary(&df)?;
+/// assert_eq!(s.column("q50")?.f64()?.get(0), Some(3.5));
+/// assert!(fit_summary(&df.drop("chain")?).is_err());
+/// # Ok(()) }
+/// ```
+pub fn fit_summary(draws: &DataFrame) -> Result<DataFrame> {
+    let params = param_draws(draws)?;
+    let mut names = Vec::new();
+    let (mut mean, mut sd, mut q5, mut q50, mut q95) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut rhat, mut ess_bulk, mut ess_tail) = (vec![], vec![], vec![]);
+    for p in &params {
+        let s = summarize(&p.as_slices())?;
+        let mut all: Vec<f64> = p.chains.concat();
+        all.sort_by(f64::total_cmp);
+        names.push(p.name.as_str());
+        mean.push(s.mean);
+        sd.push(s.sd);
+        q5.push(s.q05);
+        q50.push(quantile_sorted(&all, 0.5));
+        q95.push(s.q95);
+        rhat.push(s.rhat);
+        ess_bulk.push(s.ess_bulk);
+        ess_tail.push(s.ess_tail);
+    }
+    Ok(DataFrame::new_infer_height(vec![
+        Column::new("parameter".into(), names),
+        Column::new("mean".into(), mean),
+        Column::new("sd".into(), sd),
+        Column::new("q5".into(), q5),
+        Column::new("q50".into(), q50),
+        Column::new("q95".into(), q95),
+        Column::new("rhat".into(), rhat),
+        Column::new("ess_bulk".into(), ess_bulk),
+        Column::new("ess_tail".into(), ess_tail),
+    ])?)
+}
+
+/// Paths of the three files [`write_fit_outputs`] writes.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FitFiles {
+    /// `DIR/draws.parquet`.
+    pub draws: PathBuf,
+    /// `DIR/summary.csv`.
+    pub summary: PathBuf,
+    /// `DIR/ledger.json`.
+    pub ledger: PathBuf,
+}
+
+/// Writes `DIR/draws.parquet` ([`fit_draws`]), `DIR/summary.csv` ([`fit_summary`]) and
+/// `DIR/ledger.json` (`ledger`, pretty-printed), creating `dir` if missing. Only with the
+/// `cli` feature (parquet).
+#[cfg(feature = "cli")]
+pub fn write_fit_outputs(
+    run: &Run,
+    warmup: usize,
+    ledger: &serde_json::Value,
+    dir: impl AsRef<Path>,
+) -> Result<FitFiles> {
+    let dir = dir.as_ref();
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::invalid(
+            "--out",
+            dir.display(),
+            "is a file: give a directory (it is created if missing)",
+        ));
+    }
+    std::fs::create_dir_all(dir)?;
+    let files = FitFiles {
+        draws: dir.join("draws.parquet"),
+        summary: dir.join("summary.csv"),
+        ledger: dir.join("ledger.json"),
+    };
+    let mut draws = fit_draws(run, warmup)?;
+    let mut summary = fit_summary(&draws)?;
+    super::write_parquet(&mut draws, &files.draws)?;
+    super::write_csv(&mut summary, &files.summary)?;
+    let text = serde_json::to_string_pretty(ledger)
+        .map_err(|e| Error::InvalidData(format!("cannot serialise the ledger: {e}")))?;
+    std::fs::write(&files.ledger, text + "\n")?;
+    Ok(files)
+}
