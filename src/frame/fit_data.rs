@@ -129,7 +129,8 @@ pub struct FitSpec {
     pub kind: FitKind,
     /// The response column.
     pub response: String,
-    /// Covariate columns; `None`: every other numeric column (none for `gaussian-mean`).
+    /// Covariate columns; `None`: every other numeric column (none for `gaussian-mean`; text
+    /// columns count as numeric if some value reads as a number, see [`prepare`]).
     pub features: Option<Vec<String>>,
     /// Declared bounds (response or covariates).
     pub bounds: Vec<Bound>,
@@ -243,6 +244,19 @@ fn names(df: &DataFrame) -> Vec<String> {
         .collect()
 }
 
+/// Whether a column is a covariate by default: numbers or booleans, or text of which some
+/// value reads as a number (a numeric column with a stray word, which [`column`] then reports
+/// by row, rather than silently leaving it out). Pure text columns (names, ids) are skipped.
+fn looks_numeric(c: &Column) -> bool {
+    match c.str() {
+        Ok(text) => text
+            .iter()
+            .flatten()
+            .any(|v| v.trim().parse::<f64>().is_ok()),
+        Err(_) => c.dtype().is_primitive_numeric() || c.dtype() == &DataType::Boolean,
+    }
+}
+
 /// Column `name` as finite f64 values; errors name the column and the first bad row.
 fn column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
     let col = df.column(name).map_err(|_| {
@@ -277,6 +291,10 @@ fn column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
 /// response that is not 0/1 (logistic) or not a count (poisson), a value outside its
 /// declared bounds (unless `clamp`), bounds on a column that is not used, covariates for
 /// `gaussian-mean`, or no covariate left for a regression.
+///
+/// Without `features`, every other column of numbers or booleans is a covariate, and so is a
+/// text column of which some value reads as a number (a numeric column with a stray word is
+/// an error naming that row, never silently dropped); pure text columns are skipped.
 pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
     crate::error::check::positive("--prior-sd", spec.prior_sd)?;
     let prior_var = spec.prior_sd * spec.prior_sd;
@@ -293,7 +311,7 @@ pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
         (None, _) => df
             .columns()
             .iter()
-            .filter(|c| c.name().as_str() != spec.response && c.dtype().is_primitive_numeric())
+            .filter(|c| c.name().as_str() != spec.response && looks_numeric(c))
             .map(|c| c.name().to_string())
             .collect(),
     };
@@ -486,6 +504,13 @@ mod tests {
         let mut s = FitSpec::new(FitKind::Linear, "a");
         s.bounds = parse_bounds("name=0:1").unwrap();
         assert!(err(&s).contains("--bounds"));
+        // A numeric column with a stray word is reported by row, not silently dropped.
+        let stray =
+            df!("y" => [1.0, 2.0, 3.0], "z" => ["1", "x", "2"], "id" => ["a", "b", "c"]).unwrap();
+        let e = prepare(&stray, &FitSpec::new(FitKind::Linear, "y"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`z`") && e.contains("row 1"), "{e}");
         let nan = df!("y" => [1.0, f64::NAN], "x" => [1.0, 2.0]).unwrap();
         let e = prepare(&nan, &FitSpec::new(FitKind::Linear, "y"))
             .unwrap_err()
