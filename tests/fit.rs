@@ -125,6 +125,9 @@ fn check_outputs(json: &Value, out: &Path) {
         .collect();
     assert_eq!(kept.len(), 2);
     assert!(kept.iter().all(|&k| k > 0));
+    // Chains stopped early by --max-time are cut to the shortest (none here).
+    assert_eq!(kept[0], kept[1]);
+    assert_eq!(json["draws_per_chain"].as_u64(), Some(kept[0] as u64));
     assert_eq!(df.height(), kept.iter().sum::<usize>());
     let draw = df.column("draw").unwrap().i64().unwrap();
     let chain = df.column("chain").unwrap().i64().unwrap();

@@ -21,7 +21,9 @@ use crate::error::{Error, Result};
 use crate::samplers::Run;
 
 /// The post-warm-up draws of `run` (the first `warmup` steps of every chain dropped): columns
-/// `chain`, `draw` (both i64, from 0) and one f64 column per parameter.
+/// `chain`, `draw` (both i64, from 0) and one f64 column per parameter. Chains stopped early
+/// (`max_time`) are cut to the shortest chain's length, so the table is rectangular as ArviZ
+/// needs it (`chain × draw`); an error if some chain has no draw after its warm-up.
 ///
 /// ```
 /// use dp_mcmc::frame::fit_output::fit_draws;
@@ -37,29 +39,39 @@ use crate::samplers::Run;
 /// # Ok(()) }
 /// ```
 pub fn fit_draws(run: &Run, warmup: usize) -> Result<DataFrame> {
-    let d = run.dim();
-    let mut chain = Vec::new();
-    let mut draw = Vec::new();
-    let mut params: Vec<Vec<f64>> = vec![Vec::new(); d];
-    for (i, c) in run.chains.iter().enumerate() {
-        let mut k_out = 0i64;
-        for (k, row) in c.draws.chunks_exact(d.max(1)).enumerate() {
-            if c.step_of(k) < warmup {
-                continue;
-            }
+    let d = run.dim().max(1);
+    // Each chain's saved rows after its warm-up.
+    let kept: Vec<Vec<&[f64]>> = run
+        .chains
+        .iter()
+        .map(|c| {
+            c.draws
+                .chunks_exact(d)
+                .enumerate()
+                .filter(|(k, _)| c.step_of(*k) >= warmup)
+                .map(|(_, row)| row)
+                .collect()
+        })
+        .collect();
+    let len = kept.iter().map(Vec::len).min().unwrap_or(0);
+    if len == 0 {
+        return Err(Error::InvalidData(format!(
+            "a chain has no draw after its {warmup} warm-up iterations; run longer (raise \
+             --max-time) or use fewer chains"
+        )));
+    }
+    let total = len * kept.len();
+    let mut chain = Vec::with_capacity(total);
+    let mut draw = Vec::with_capacity(total);
+    let mut params: Vec<Vec<f64>> = vec![Vec::with_capacity(total); run.dim()];
+    for (i, rows) in kept.iter().enumerate() {
+        for (k, row) in rows[..len].iter().enumerate() {
             chain.push(i as i64);
-            draw.push(k_out);
-            k_out += 1;
-            for (p, v) in params.iter_mut().zip(row) {
+            draw.push(k as i64);
+            for (p, v) in params.iter_mut().zip(row.iter()) {
                 p.push(*v);
             }
         }
-    }
-    if chain.is_empty() {
-        return Err(Error::InvalidData(format!(
-            "no draws after the {warmup} warm-up iterations; run longer (raise --max-time or \
-             the budget) or warm up less"
-        )));
     }
     let mut cols = vec![
         Column::new("chain".into(), chain),
@@ -127,6 +139,9 @@ pub struct FitFiles {
     pub summary: PathBuf,
     /// `DIR/ledger.json`.
     pub ledger: PathBuf,
+    /// Post-warm-up draws per chain in `draws.parquet` (not serialised).
+    #[serde(skip)]
+    pub draws_per_chain: usize,
 }
 
 /// Writes `DIR/draws.parquet` ([`fit_draws`]), `DIR/summary.csv` ([`fit_summary`]) and
@@ -148,12 +163,13 @@ pub fn write_fit_outputs(
         ));
     }
     std::fs::create_dir_all(dir)?;
+    let mut draws = fit_draws(run, warmup)?;
     let files = FitFiles {
         draws: dir.join("draws.parquet"),
         summary: dir.join("summary.csv"),
         ledger: dir.join("ledger.json"),
+        draws_per_chain: draws.height() / run.chains.len().max(1),
     };
-    let mut draws = fit_draws(run, warmup)?;
     let mut summary = fit_summary(&draws)?;
     super::write_parquet(&mut draws, &files.draws)?;
     super::write_csv(&mut summary, &files.summary)?;

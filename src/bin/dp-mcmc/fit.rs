@@ -174,6 +174,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         "chains": a.chains,
         "iterations": run.chains.iter().map(|c| c.len()).collect::<Vec<_>>(),
         "warmup": run.warmup,
+        "draws_per_chain": files.draws_per_chain,
         "epsilon": privacy.epsilon,
         "delta": privacy.delta,
         "accountant": privacy.accountant,
