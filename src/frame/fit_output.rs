@@ -178,3 +178,35 @@ pub fn write_fit_outputs(
     std::fs::write(&files.ledger, text + "\n")?;
     Ok(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::testing::IsotropicGaussian;
+    use crate::samplers::Rwmh;
+
+    #[test]
+    fn chains_stopped_early_are_cut_to_the_shortest() {
+        let model = IsotropicGaussian::generate(50, 2, 1);
+        let mut run = Rwmh::builder()
+            .iterations(30)
+            .chains(3)
+            .start(vec![0.0, 0.0])
+            .run(&model)
+            .unwrap();
+        // Chain 1 "stopped" after 25 steps: 15 post-warm-up draws, the others 20.
+        run.chains[1].draws.truncate(25 * 2);
+        run.chains[1].stats.truncate(25);
+        let df = fit_draws(&run, 10).unwrap();
+        assert_eq!(df.height(), 3 * 15);
+        let draw = df.column("draw").unwrap().i64().unwrap();
+        assert_eq!(draw.max(), Some(14));
+        // The kept values are the chain's steps 10.. in order.
+        let theta1 = df.column("theta_1").unwrap().f64().unwrap();
+        assert_eq!(theta1.get(15), Some(run.chains[1].draws[10 * 2 + 1]));
+        let s = fit_summary(&df).unwrap();
+        assert_eq!(s.height(), 2);
+        run.chains[2].draws.truncate(10 * 2);
+        assert!(fit_draws(&run, 10).is_err()); // chain 2 has nothing after warm-up
+    }
+}
