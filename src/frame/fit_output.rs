@@ -3,8 +3,9 @@
 //!
 //! - `draws.parquet`: columns `chain` (i64, from 0), `draw` (i64, the index of the draw within
 //!   its chain after warm-up, from 0) and one f64 column per parameter, named by
-//!   [`Model::param_names`](crate::models::Model::param_names): the layout of ArviZ's
-//!   `from_dataframe` / `az.from_dict` (`chain`, `draw` dimensions).
+//!   [`Model::param_names`](crate::models::Model::param_names): ArviZ's `chain` and `draw`
+//!   dimensions (checked with ArviZ 0.23: `az.convert_to_inference_data(pd.read_parquet(p)
+//!   .set_index(["chain", "draw"]).to_xarray())`).
 //! - `summary.csv`: one row per parameter: `parameter, mean, sd, q5, q50, q95, rhat, ess_bulk,
 //!   ess_tail` (rank-normalised split R-hat, bulk and tail ESS of [`crate::diagnostics`]).
 //! - `ledger.json`: what the run spent, as the caller serialised it.
