@@ -12,6 +12,7 @@
 #![warn(missing_docs)]
 
 pub mod accounting;
+pub mod auto;
 pub mod diagnostics;
 pub mod display;
 pub mod error;

@@ -7,7 +7,7 @@
 //! notebook's stderr is not a terminal, so the bar would not show there anyway.
 
 /// The chain driver's bar: steps of all chains.
-const ITERATIONS: &str = "{bar:40} {pos}/{len} iterations ({eta} left)";
+const ITERATIONS: &str = "{bar:40} {pos}/{len} iterations ({eta} left) {msg}";
 /// The grid runner's bar: finished tasks.
 const TASKS: &str = "{bar:40} {pos}/{len} tasks ({elapsed}, {eta} left) {msg}";
 
@@ -17,6 +17,9 @@ const TASKS: &str = "{bar:40} {pos}/{len} tasks ({elapsed}, {eta} left) {msg}";
 pub(crate) struct Progress {
     #[cfg(feature = "cli")]
     bar: Option<indicatif::ProgressBar>,
+    /// `(position, ε)`: the privacy spent once the bar has reached `position`, increasing;
+    /// the bar shows the ε of the first mark at or beyond its position (an upper bound).
+    marks: Vec<(u64, f64)>,
 }
 
 impl Progress {
@@ -40,16 +43,34 @@ impl Progress {
             }
             bar
         });
-        Progress { bar }
+        Progress {
+            bar,
+            marks: Vec::new(),
+        }
     }
 
     #[cfg(not(feature = "cli"))]
     fn new(_wanted: bool, _len: u64, _template: &str) -> Self {
-        Progress {}
+        Progress { marks: Vec::new() }
+    }
+
+    /// Show the ε spent so far: `marks` are `(position, ε)` pairs, increasing in both.
+    pub(crate) fn set_marks(&mut self, marks: Vec<(u64, f64)>) {
+        self.marks = marks;
+        self.show_mark(0);
+    }
+
+    #[cfg_attr(not(feature = "cli"), allow(unused_variables))]
+    fn show_mark(&self, position: u64) {
+        #[cfg(feature = "cli")]
+        if let (Some(bar), Some(&(_, eps))) =
+            (&self.bar, self.marks.iter().find(|(at, _)| *at >= position))
+        {
+            bar.set_message(format!("ε spent ≤ {eps:.3}"));
+        }
     }
 
     /// Whether a bar is drawn.
-    #[cfg(test)]
     pub(crate) fn is_drawn(&self) -> bool {
         #[cfg(feature = "cli")]
         return self.bar.is_some();
@@ -62,6 +83,9 @@ impl Progress {
         #[cfg(feature = "cli")]
         if let Some(bar) = &self.bar {
             bar.inc(n);
+            if !self.marks.is_empty() {
+                self.show_mark(bar.position());
+            }
         }
         #[cfg(not(feature = "cli"))]
         let _ = n;

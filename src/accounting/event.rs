@@ -177,6 +177,30 @@ impl PrivacyEvent {
     pub fn compose(events: Vec<PrivacyEvent>) -> Self {
         PrivacyEvent::Composed(events)
     }
+
+    /// For an event made only of Gaussian mechanisms (and `NoOp`), its total
+    /// `μ = Σ_i 1/(2σ_i²)`: the composition is exactly the Gaussian mechanism with that `μ`
+    /// (see [`pld_delta`](super::pld_delta)). `None` if any part is not Gaussian.
+    ///
+    /// ```
+    /// use dp_mcmc::accounting::PrivacyEvent;
+    /// let e = PrivacyEvent::compose(vec![PrivacyEvent::gaussian(1.0).repeat(4), PrivacyEvent::NoOp]);
+    /// assert_eq!(e.gaussian_mu(), Some(2.0));
+    /// assert_eq!(PrivacyEvent::Laplace { noise_multiplier: 1.0 }.gaussian_mu(), None);
+    /// ```
+    pub fn gaussian_mu(&self) -> Option<f64> {
+        match self {
+            PrivacyEvent::NoOp => Some(0.0),
+            PrivacyEvent::Gaussian { noise_multiplier } => {
+                Some(0.5 / (noise_multiplier * noise_multiplier))
+            }
+            PrivacyEvent::SelfComposed { event, count } => {
+                Some(*count as f64 * event.gaussian_mu()?)
+            }
+            PrivacyEvent::Composed(events) => events.iter().map(PrivacyEvent::gaussian_mu).sum(),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for PrivacyEvent {

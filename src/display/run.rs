@@ -211,6 +211,7 @@ mod tests {
             param_names: vec!["mu".into()],
             n_rows: 10,
             iterations: 4,
+            warmup: 0,
             chains,
             privacy,
             seed: 7,
@@ -218,6 +219,7 @@ mod tests {
             settings: serde_json::Value::Null,
             wall_seconds: 0.0,
             version: "test",
+            auto: None,
         }
     }
 
@@ -234,6 +236,7 @@ mod tests {
                 accepted,
                 ..StepTotals::default()
             }),
+            ..ChainTrace::default()
         }
     }
 

@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use serde::Serialize;
 
+use super::adapt::{Released, StepAdapter};
 use super::kernel::Kernel;
 use super::privacy::Plan;
 use super::run::Run;
@@ -37,14 +38,30 @@ pub fn run_chains<K: Kernel, M: Model + ?Sized>(
     settings: &RunSettings,
     iterations: usize,
 ) -> Result<Vec<ChainTrace>> {
+    run_chains_marked(kernel, model, settings, iterations, None)
+}
+
+/// [`run_chains`], with the ε spent so far on the progress bar when `plan` is given.
+fn run_chains_marked<K: Kernel, M: Model + ?Sized>(
+    kernel: &K,
+    model: &M,
+    settings: &RunSettings,
+    iterations: usize,
+    plan: Option<&Plan>,
+) -> Result<Vec<ChainTrace>> {
     check_tempering(model.tempering())?;
     settings.check_memory(model.dim(), iterations)?;
     kernel.validate(model)?;
     let starts = settings.start_points(model.dim())?;
-    let bar = Progress::iterations(
+    let adapt = Adaptation::new(kernel, settings, iterations)?;
+    let mut bar = Progress::iterations(
         settings.progress,
         (iterations as u64).saturating_mul(settings.chains as u64),
     );
+    if let Some(p) = plan.filter(|_| bar.is_drawn()) {
+        bar.set_marks(p.progress_marks());
+    }
+    let bar = bar;
     let deadline = settings.max_time;
     let work = || {
         starts
@@ -61,6 +78,7 @@ pub fn run_chains<K: Kernel, M: Model + ?Sized>(
                     settings.thin,
                     deadline,
                     &bar,
+                    adapt,
                 )
             })
             .collect::<Vec<_>>()
@@ -93,6 +111,26 @@ fn check_tempering(t: f64) -> Result<()> {
     }
 }
 
+/// Warm-up of every chain: how many iterations adapt the step scale, toward which acceptance.
+#[derive(Clone, Copy, Debug)]
+struct Adaptation {
+    iterations: usize,
+    target: f64,
+}
+
+impl Adaptation {
+    fn new<K: Kernel>(kernel: &K, settings: &RunSettings, iterations: usize) -> Result<Self> {
+        let target = match settings.adapt_target {
+            Some(t) => StepAdapter::try_new(t)?.target(),
+            None => kernel.adapt_target(),
+        };
+        Ok(Adaptation {
+            iterations: settings.warmup.min(iterations),
+            target,
+        })
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_one<K: Kernel, M: Model + ?Sized>(
     kernel: &K,
@@ -104,6 +142,7 @@ fn run_one<K: Kernel, M: Model + ?Sized>(
     thin: usize,
     deadline: Option<Duration>,
     bar: &Progress,
+    adapt: Adaptation,
 ) -> Result<ChainTrace> {
     let t0 = Instant::now();
     let wrap = |e: Error| Error::Chain {
@@ -123,14 +162,30 @@ fn run_one<K: Kernel, M: Model + ?Sized>(
         draws: Vec::with_capacity(reserve * dim),
         stats: Vec::with_capacity(reserve),
         thin,
+        warmup: adapt.iterations,
+        step_scale: 1.0,
         ..ChainTrace::default()
     };
     let mut totals = StepTotals::default();
     let tick = (iterations / 100).max(1);
     let time_check = tick.min(TIME_CHECK_STEPS);
+    let mut adapter = StepAdapter::new(adapt.target);
     for it in 0..iterations {
         let info = kernel.step(model, &mut state, &mut rng);
         totals.add(&info);
+        if it < adapt.iterations {
+            // Adaptation reads the released decision and state, nothing else.
+            let scale = adapter.update(Released {
+                accepted: info.accepted,
+                position: kernel.position(&state),
+            });
+            trace.step_scale = if it + 1 == adapt.iterations {
+                adapter.final_scale()
+            } else {
+                scale
+            };
+            kernel.set_step_scale(&mut state, trace.step_scale);
+        }
         if it % thin == 0 {
             trace.stats.push(info);
             trace.draws.extend_from_slice(kernel.position(&state));
@@ -162,13 +217,14 @@ pub(crate) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
         Some(p) => p.iterations,
         None => fixed_iterations(run, &kernel.name().to_uppercase())?,
     };
-    let chains = run_chains(kernel, model, run, iterations)?;
+    let chains = run_chains_marked(kernel, model, run, iterations, plan.as_ref())?;
     let privacy = plan.map(|p| p.spent(&chains));
     Ok(Run {
         algorithm: kernel.name().to_string(),
         param_names: model.param_names(),
         n_rows: model.n_rows(),
         iterations,
+        warmup: run.warmup.min(iterations),
         chains,
         privacy,
         seed: run.seed,
@@ -180,6 +236,7 @@ pub(crate) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
         settings: serde_json::to_value(settings).unwrap_or(serde_json::Value::Null),
         wall_seconds: t0.elapsed().as_secs_f64(),
         version: env!("CARGO_PKG_VERSION"),
+        auto: None,
     })
 }
 

@@ -82,6 +82,19 @@ pub trait Kernel: Send + Sync {
 
     /// The current position of the chain.
     fn position<'a>(&self, state: &'a Self::State) -> &'a [f64];
+
+    /// Set the chain's step scale: `scale` times the configured step (random-walk proposal
+    /// standard deviations, or the HMC step size). Warm-up adaptation
+    /// ([`crate::samplers::adapt`]) calls it; the scale never enters the sensitivity or the
+    /// noise multiplier of a release. Kernels without a tunable step ignore it (the default).
+    fn set_step_scale(&self, _state: &mut Self::State, _scale: f64) {}
+
+    /// The acceptance rate warm-up adaptation aims at by default (0.25: random-walk kernels,
+    /// whose noisy acceptance test lowers the best rate a little below the classical 0.234
+    /// bound's neighbourhood; HMC kernels override it).
+    fn adapt_target(&self) -> f64 {
+        0.25
+    }
 }
 
 /// The accept/reject decision `ln U < log_alpha`, treating a NaN or `+∞` `log_alpha` as a

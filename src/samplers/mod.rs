@@ -4,6 +4,7 @@
 //! proposals, run settings, the driver (chains in parallel), the privacy plan and ledger
 //! (`privacy`), and [`MaxIterations`].
 
+pub mod adapt;
 pub(crate) mod batch;
 pub mod dp_barker;
 pub mod dp_hmc;
@@ -23,6 +24,7 @@ pub mod vcorr;
 
 pub use crate::accounting::Method;
 pub use crate::noise::Noise;
+pub use adapt::{Released, StepAdapter};
 pub use dp_barker::DpBarker;
 pub use dp_hmc::DpHmc;
 pub use dp_penalty::DpPenalty;
@@ -33,7 +35,7 @@ pub use iterations::{
 };
 pub use kernel::{Kernel, StepInfo};
 pub use minibatch_penalty::MinibatchPenalty;
-pub use privacy::{ChainLedger, Ledger, PrivacyCost};
+pub use privacy::{ChainLedger, EarlierRelease, Ledger, LedgerPart, PrivacyCost};
 pub use proposal::{ClipDistance, ProposalKind, StepSize};
 pub use run::{ChainTrace, PrivacySpent, Run, StepTotals};
 pub use rwmh::Rwmh;

@@ -66,6 +66,38 @@ pub struct ChainLedger {
     pub event: PrivacyEvent,
 }
 
+/// A release made from the data before the chains start (a DP initial point, a DP clip bound),
+/// shared by every chain. [`RunSettings::spent_before`] lists them; the budget and the ledger
+/// compose them before the chains.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EarlierRelease {
+    /// What it was for (`"initialisation"`, `"clip bound"`).
+    pub part: String,
+    /// How many noisy statistics it released.
+    pub releases: u64,
+    /// Its privacy event (all its releases composed).
+    pub event: PrivacyEvent,
+}
+
+/// One part of a run's privacy cost, in the order it was spent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LedgerPart {
+    /// `"initialisation"`, `"clip bound"`, `"warm-up"` or `"sampling"`.
+    pub part: String,
+    /// The part's share of the run's ε; the shares add up to it. When every release of the run
+    /// is Gaussian (the full-data samplers with continuous noise), shares are in proportion to
+    /// each part's `μ = Σ 1/(2σ²)`, which adds up exactly under composition; otherwise a part's
+    /// share is the ε it adds to the parts before it at the run's δ (marginal cost under the
+    /// run's accountant). Either way a part alone costs at least its share.
+    pub epsilon_share: f64,
+    /// Noisy statistics released: steps for `initialisation`, one histogram for `clip bound`,
+    /// iterations (all chains counted, or the largest chain under a per-chain budget) for
+    /// `warm-up` and `sampling`.
+    pub releases: u64,
+    /// The part's privacy event.
+    pub event: PrivacyEvent,
+}
+
 /// The privacy ledger of a run: what each chain released, the composed event of the whole
 /// run, and the releases of one chain it was built from. [`PrivacySpent`] holds it beside the
 /// (ε, δ) it reached.
@@ -77,12 +109,23 @@ pub struct Ledger {
     pub planned_iterations: u64,
     /// One entry per chain, in chain order.
     pub chains: Vec<ChainLedger>,
-    /// Everything the run released: all chains composed.
+    /// Everything the run released: the earlier releases and all chains composed.
     pub total: Option<PrivacyEvent>,
+    /// The releases before the chains (shared by every chain).
+    #[serde(default)]
+    pub before: Vec<EarlierRelease>,
+    /// The cost part by part (earlier releases, warm-up, sampling), each with its ε share.
+    #[serde(default)]
+    pub parts: Vec<LedgerPart>,
 }
 
 impl Ledger {
-    fn new(releases: &Releases, planned: u64, ran: impl IntoIterator<Item = u64>) -> Self {
+    fn new(
+        releases: &Releases,
+        planned: u64,
+        ran: impl IntoIterator<Item = u64>,
+        before: &[EarlierRelease],
+    ) -> Self {
         let chains: Vec<ChainLedger> = ran
             .into_iter()
             .map(|k| ChainLedger {
@@ -90,13 +133,95 @@ impl Ledger {
                 event: releases.for_chain(k),
             })
             .collect();
-        let total = PrivacyEvent::compose(chains.iter().map(|c| c.event.clone()).collect());
+        let total = PrivacyEvent::compose(
+            before
+                .iter()
+                .map(|b| b.event.clone())
+                .chain(chains.iter().map(|c| c.event.clone()))
+                .collect(),
+        );
         Ledger {
             releases: Some(releases.clone()),
             planned_iterations: planned,
             chains,
             total: Some(total),
+            before: before.to_vec(),
+            parts: Vec::new(),
         }
+    }
+
+    /// The composed event a guarantee covers: everything (whole-release budget), or the
+    /// earlier releases and the chain that released most (per-chain budget).
+    fn guarded_event(&self, per_chain: bool) -> Option<PrivacyEvent> {
+        if !per_chain {
+            return self.total.clone();
+        }
+        let worst = self.chains.iter().max_by_key(|c| c.iterations)?;
+        Some(PrivacyEvent::compose(
+            self.before
+                .iter()
+                .map(|b| b.event.clone())
+                .chain([worst.event.clone()])
+                .collect(),
+        ))
+    }
+
+    /// The parts in spending order: earlier releases, warm-up (the first `warmup` iterations of
+    /// each chain, with its once-per-chain event) and sampling, over all chains or (per-chain
+    /// budget) the chain that ran most. Shares are filled in by the caller.
+    fn part_events(&self, warmup: u64, per_chain: bool) -> Vec<LedgerPart> {
+        let part = |name: &str, releases: u64, event: PrivacyEvent| LedgerPart {
+            part: name.to_string(),
+            epsilon_share: 0.0,
+            releases,
+            event,
+        };
+        let mut parts: Vec<LedgerPart> = self
+            .before
+            .iter()
+            .map(|b| part(&b.part, b.releases, b.event.clone()))
+            .collect();
+        let Some(r) = &self.releases else {
+            return parts;
+        };
+        let counted: Vec<u64> = if per_chain {
+            self.chains
+                .iter()
+                .map(|c| c.iterations)
+                .max()
+                .into_iter()
+                .collect()
+        } else {
+            self.chains.iter().map(|c| c.iterations).collect()
+        };
+        let split = |lo: bool| -> (u64, PrivacyEvent) {
+            let mut n = 0;
+            let mut events = Vec::new();
+            for &k in &counted {
+                let w = warmup.min(k);
+                let steps = if lo { w } else { k - w };
+                n += steps;
+                if lo {
+                    events.push(r.once_per_chain.clone());
+                }
+                events.push(r.iteration.clone().repeat(steps));
+            }
+            (n, PrivacyEvent::compose(events))
+        };
+        if warmup > 0 {
+            let (n, e) = split(true);
+            parts.push(part("warm-up", n, e));
+            let (n, e) = split(false);
+            parts.push(part("sampling", n, e));
+        } else {
+            let events = counted.iter().map(|&k| r.for_chain(k)).collect();
+            parts.push(part(
+                "sampling",
+                counted.iter().sum(),
+                PrivacyEvent::compose(events),
+            ));
+        }
+        parts
     }
 
     /// Whether a chain ran fewer iterations than planned.
@@ -113,8 +238,14 @@ pub(crate) struct Plan {
     pub(crate) iterations: usize,
     spent: PrivacySpent,
     releases: Releases,
+    /// The reporting accountant with the earlier releases already composed.
     reporting: Box<dyn Accountant>,
+    /// The reporting accountant before any release (for the ledger's parts).
+    empty: Box<dyn Accountant>,
+    before: Vec<EarlierRelease>,
+    warmup: u64,
     chains: usize,
+    copies: u64,
 }
 
 impl Plan {
@@ -126,30 +257,71 @@ impl Plan {
         } else {
             vec![self.iterations as u64; self.chains]
         };
-        let ledger = Ledger::new(&self.releases, self.iterations as u64, ran);
+        let mut ledger = Ledger::new(&self.releases, self.iterations as u64, ran, &self.before);
         let mut spent = self.spent;
+        let delta = spent.delta;
+        let eps_of = |e: &PrivacyEvent| -> f64 {
+            let mut acc = self.empty.boxed();
+            acc.compose(e)
+                .and_then(|()| acc.epsilon(delta))
+                .unwrap_or(f64::INFINITY)
+        };
         if ledger.stopped_early() {
-            let delta = spent.delta;
-            let eps_of = |e: &PrivacyEvent| -> f64 {
-                let mut acc = self.reporting.boxed();
-                acc.compose(e)
-                    .and_then(|()| acc.epsilon(delta))
-                    .unwrap_or(f64::INFINITY)
-            };
-            let reached = if spent.per_chain {
-                ledger
-                    .chains
-                    .iter()
-                    .map(|c| eps_of(&c.event))
-                    .fold(0.0, f64::max)
-            } else {
-                ledger.total.as_ref().map_or(f64::INFINITY, eps_of)
-            };
+            let reached = ledger
+                .guarded_event(spent.per_chain)
+                .map_or(f64::INFINITY, |e| eps_of(&e));
             // never report more than the planned guarantee (which holds regardless)
             spent.epsilon = reached.min(spent.epsilon);
         }
+        let mut parts = ledger.part_events(self.warmup, spent.per_chain);
+        // All Gaussian: shares of ε in proportion to each part's (additive, exact) μ.
+        let mus: Option<Vec<f64>> = parts.iter().map(|p| p.event.gaussian_mu()).collect();
+        if let Some(mus) = mus.filter(|m| m.iter().sum::<f64>() > 0.0) {
+            let total: f64 = mus.iter().sum();
+            for (p, mu) in parts.iter_mut().zip(mus) {
+                p.epsilon_share = spent.epsilon * mu / total;
+            }
+            ledger.parts = parts;
+            spent.ledger = ledger;
+            return spent;
+        }
+        // Otherwise each part's marginal ε: ε(parts up to it) − ε(parts before it); the last
+        // one closes the sum at the run's ε.
+        let mut events = Vec::new();
+        let mut before = 0.0;
+        let last = parts.len().saturating_sub(1);
+        for (i, p) in parts.iter_mut().enumerate() {
+            events.push(p.event.clone());
+            let upto = if i == last {
+                spent.epsilon
+            } else {
+                eps_of(&PrivacyEvent::compose(events.clone())).min(spent.epsilon)
+            };
+            p.epsilon_share = (upto - before).max(0.0);
+            before = before.max(upto);
+        }
+        ledger.parts = parts;
         spent.ledger = ledger;
         spent
+    }
+
+    /// `(bar position, ε)` at eight evenly spaced points of the run, for the progress bar: the
+    /// ε spent once every chain has run that share of its iterations (earlier releases
+    /// included). Points the accountant cannot evaluate are left out.
+    pub(crate) fn progress_marks(&self) -> Vec<(u64, f64)> {
+        const MARKS: u64 = 8;
+        let k = self.iterations as u64;
+        let chains = self.chains as u64;
+        (1..=MARKS)
+            .filter_map(|m| {
+                let steps = (k * m).div_ceil(MARKS);
+                let mut acc = self.reporting.boxed();
+                acc.compose(&self.releases.for_chains(steps, self.copies))
+                    .ok()?;
+                let eps = acc.epsilon(self.spent.delta).ok()?;
+                Some((steps.saturating_mul(chains), eps.min(self.spent.epsilon)))
+            })
+            .collect()
     }
 
     /// The planned guarantee.
@@ -166,10 +338,16 @@ pub(crate) fn plan(cost: &dyn PrivacyCost, run: &RunSettings, n_rows: usize) -> 
     check::at_least_one("n (data rows)", n_rows)?;
     let n = n_rows as u64;
     let releases = cost.releases(n)?;
-    let accountant = cost.new_accountant(n)?;
+    let mut accountant = cost.new_accountant(n)?;
     let corrected = cost.corrected_accountant(n)?;
     let thesis_count = corrected.is_some();
-    let reporting = corrected.unwrap_or_else(|| accountant.boxed());
+    let empty = corrected.unwrap_or_else(|| accountant.boxed());
+    let mut reporting = empty.boxed();
+    // Releases before the chains (shared by all of them) are spent first.
+    for b in &run.spent_before {
+        accountant.compose(&b.event)?;
+        reporting.compose(&b.event)?;
+    }
     let copies = run.copies();
     let label = cost.accountant_label();
     let spent = |epsilon: f64, delta: f64| PrivacySpent {
@@ -226,7 +404,11 @@ pub(crate) fn plan(cost: &dyn PrivacyCost, run: &RunSettings, n_rows: usize) -> 
         spent,
         releases,
         reporting,
+        empty,
+        before: run.spent_before.clone(),
+        warmup: run.warmup.min(iterations) as u64,
         chains: run.chains,
+        copies: copies as u64,
     })
 }
 

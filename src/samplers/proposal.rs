@@ -77,6 +77,10 @@ impl StepSize {
 #[derive(Clone, Debug)]
 pub struct RandomWalk {
     kind: ProposalKind,
+    /// The configured standard deviations.
+    base: Vec<f64>,
+    /// The standard deviations in use: `base` times the warm-up scale (exactly `base` until
+    /// [`set_scale`](Self::set_scale) is called).
     sd: Vec<f64>,
     direction: Vec<f64>,
     last: Option<usize>,
@@ -100,6 +104,7 @@ impl RandomWalk {
         };
         Ok(RandomWalk {
             kind,
+            base: sd.clone(),
             sd,
             direction,
             last: None,
@@ -128,6 +133,14 @@ impl RandomWalk {
                 out[c] = theta[c] + self.direction[c] * (self.sd[c] * z).abs();
                 self.last = Some(c);
             }
+        }
+    }
+
+    /// Scale every standard deviation to `scale` times its configured value (warm-up
+    /// adaptation, [`crate::samplers::adapt`]).
+    pub fn set_scale(&mut self, scale: f64) {
+        for (s, b) in self.sd.iter_mut().zip(&self.base) {
+            *s = b * scale;
         }
     }
 

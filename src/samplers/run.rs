@@ -72,6 +72,10 @@ pub struct ChainTrace {
     pub thin: usize,
     /// Counts over every step (`None`: every step is in `stats`, the counts come from there).
     pub totals: Option<StepTotals>,
+    /// The first `warmup` steps adapted the step scale (0: no warm-up).
+    pub warmup: usize,
+    /// The step scale after the warm-up, relative to the configured step (1 without warm-up).
+    pub step_scale: f64,
 }
 
 impl ChainTrace {
@@ -182,6 +186,9 @@ pub struct Run {
     pub n_rows: usize,
     /// Iterations per chain the run was given.
     pub iterations: usize,
+    /// The first `warmup` iterations of each chain adapted its step scale (0: no warm-up); their
+    /// draws lead each chain's trace. Summaries of a run with warm-up use the draws after it.
+    pub warmup: usize,
     /// One trace per chain, in chain order.
     pub chains: Vec<ChainTrace>,
     /// Privacy spent (`None` for non-private samplers).
@@ -198,6 +205,9 @@ pub struct Run {
     pub wall_seconds: f64,
     /// Crate version that produced the run.
     pub version: &'static str,
+    /// For a run made by [`crate::auto::Auto`]: every setting it derived (budget split,
+    /// initial point, clip bound, τ, adapted step scales).
+    pub auto: Option<crate::auto::AutoReport>,
 }
 
 impl Run {

@@ -121,6 +121,20 @@ pub struct RunSettings {
     /// would exceed it fails before it starts; raise it or use [`thin`](Self::thin).
     #[serde(default = "default_max_trace_bytes")]
     pub max_trace_bytes: u64,
+    /// Warm-up iterations per chain (default 0): the first `warmup` iterations adapt the step
+    /// scale from the chain's released accept decisions ([`crate::samplers::adapt`]); they
+    /// count toward the iterations and are charged like every other iteration. Their draws
+    /// are kept in the trace (`Run::warmup` says how many lead each chain).
+    #[serde(default)]
+    pub warmup: usize,
+    /// The acceptance rate warm-up aims at (default: the kernel's, 0.25 for random-walk kernels
+    /// and 0.65 for HMC).
+    #[serde(default)]
+    pub adapt_target: Option<f64>,
+    /// Releases made from the same data before the chains (a DP initial point, a DP clip
+    /// bound), shared by every chain: the budget and the ledger compose them first.
+    #[serde(default)]
+    pub spent_before: Vec<crate::samplers::privacy::EarlierRelease>,
 }
 
 /// Default [`RunSettings::max_trace_bytes`]: 8 GiB.
@@ -167,6 +181,9 @@ impl Default for RunSettings {
             secure_rng: false,
             thin: 1,
             max_trace_bytes: DEFAULT_MAX_TRACE_BYTES,
+            warmup: 0,
+            adapt_target: None,
+            spent_before: Vec::new(),
         }
     }
 }
@@ -330,6 +347,19 @@ macro_rules! run_setters {
             #[must_use]
             pub fn chains(mut self, chains: usize) -> Self {
                 self.run.chains = chains;
+                self
+            }
+            /// Warm-up iterations per chain that adapt the step scale from released accept
+            /// decisions (default 0; see [`RunSettings::warmup`]).
+            #[must_use]
+            pub fn warmup(mut self, iterations: usize) -> Self {
+                self.run.warmup = iterations;
+                self
+            }
+            /// The acceptance rate warm-up aims at (see [`RunSettings::adapt_target`]).
+            #[must_use]
+            pub fn adapt_target(mut self, target: f64) -> Self {
+                self.run.adapt_target = Some(target);
                 self
             }
             /// Seed of the run (chain `i` uses `chain_rng(seed, i)`).

@@ -84,6 +84,13 @@ pub struct SampleArgs {
     /// (e.g. `0,3`), chosen without looking at the data.
     #[arg(long, allow_hyphen_values = true, default_value = "thesis")]
     start: String,
+    /// Derive every setting privately from (ε, δ), n and public information (DP clip bound
+    /// and initial point, warm-up adaptation, τ and iterations from the budget), every cost in
+    /// one ledger (the JSON's `ledger`); algorithms dp-penalty, dp-hmc, minibatch-penalty,
+    /// dp-barker. Not combinable with the tuning flags. `--start` then gives the public start
+    /// of the DP initial point (default: the origin).
+    #[arg(long)]
+    auto: bool,
 }
 
 /// Keys of the output computed from the raw data and not covered by the privacy guarantee.
@@ -271,12 +278,22 @@ fn sample_inner(a: SampleArgs) -> Result<Value> {
         ));
     }
     let model = exp.model()?;
-    let mut sampler = configure(&a, exp, kind, model.n_rows())?;
-    // Counts first: the start points below allocate one vector per chain.
-    sampler.run_settings_mut().check_counts()?;
-    let (start, public_start) = start_points(&a, &model, || model.start_points(a.chains))?;
-    sampler.run_settings_mut().start = start;
-    let run = sampler.run(&model)?;
+    let (run, start_label) = if a.auto {
+        let run = auto_run(&a, kind, &model)?;
+        (run, "auto: DP initial point with public jitter")
+    } else {
+        let mut sampler = configure(&a, exp, kind, model.n_rows())?;
+        // Counts first: the start points below allocate one vector per chain.
+        sampler.run_settings_mut().check_counts()?;
+        let (start, public_start) = start_points(&a, &model, || model.start_points(a.chains))?;
+        sampler.run_settings_mut().start = start;
+        let label = if public_start {
+            "public"
+        } else {
+            "thesis (reproduction only: derived from the data, not covered by the guarantee)"
+        };
+        (sampler.run(&model)?, label)
+    };
     let reference: Option<Vec<f64>> = model.default_reference_sample().map(|s| s.concat());
     let true_mean = model.reference_mean();
     let metrics = chain_metrics(&run, reference.as_deref(), Some(&true_mean), a.seed)?;
@@ -286,7 +303,7 @@ fn sample_inner(a: SampleArgs) -> Result<Value> {
     let col = |f: &dyn Fn(&dp_mcmc::experiments::ChainMetrics) -> Value| -> Value {
         metrics.iter().map(f).collect()
     };
-    Ok(json!({
+    let mut out = json!({
         "experiment": exp.key(),
         "algorithm": kind.key(),
         "iterations": col(&|m| json!(m.iterations)),
@@ -305,7 +322,77 @@ fn sample_inner(a: SampleArgs) -> Result<Value> {
         "rng": run.rng.as_str(),
         "wall_seconds": run.wall_seconds,
         "out": a.out.as_ref().map(|p| p.display().to_string()),
-        "start": if public_start { "public" } else { "thesis (reproduction only: derived from the data, not covered by the guarantee)" },
+        "start": start_label,
         "nonprivate": NONPRIVATE_KEYS,
-    }))
+    });
+    if let (Some(report), Some(p)) = (&run.auto, &run.privacy) {
+        out["ledger"] = json!(p.ledger.parts);
+        out["auto"] = json!(report);
+    }
+    Ok(out)
+}
+
+/// The flags `--auto` derives itself.
+fn tuning_flags(a: &SampleArgs) -> Option<&'static str> {
+    [
+        (a.tau.is_some(), "--tau"),
+        (a.clip_bound.is_some(), "--clip-bound"),
+        (a.proposal_sd.is_some(), "--proposal-sd"),
+        (a.batch_size.is_some(), "--batch-size"),
+        (a.iterations.is_some(), "--iterations"),
+        (a.accountant.is_some(), "--accountant"),
+        (a.gradient.is_some(), "--gradient"),
+        (a.thesis_compatible, "--thesis-compatible"),
+    ]
+    .into_iter()
+    .find_map(|(set, name)| set.then_some(name))
+}
+
+/// `sample --auto`: every setting derived privately ([`dp_mcmc::auto`]).
+fn auto_run(
+    a: &SampleArgs,
+    kind: SamplerKind,
+    model: &impl Model,
+) -> Result<dp_mcmc::samplers::Run> {
+    use dp_mcmc::auto::{Auto, AutoAlgorithm};
+    if let Some(f) = tuning_flags(a) {
+        return Err(Error::invalid(
+            f,
+            "set",
+            "--auto derives this setting itself: drop the flag (or drop --auto to tune by hand)",
+        ));
+    }
+    let algorithm = match kind {
+        SamplerKind::DpPenalty => AutoAlgorithm::DpPenalty,
+        SamplerKind::DpHmc => AutoAlgorithm::DpHmc,
+        SamplerKind::MinibatchPenalty => AutoAlgorithm::MinibatchPenalty,
+        SamplerKind::DpBarker => AutoAlgorithm::DpBarker,
+        other => {
+            return Err(Error::invalid(
+                "algorithm",
+                other.key(),
+                "--auto runs dp-penalty, dp-hmc, minibatch-penalty or dp-barker",
+            ));
+        }
+    };
+    let epsilon = a
+        .epsilon
+        .ok_or_else(|| Error::invalid("epsilon", "missing", "--auto needs --epsilon"))?;
+    let mut auto = Auto::new(algorithm)
+        .epsilon(epsilon)
+        .delta(a.delta.unwrap_or(0.1 / model.n_rows() as f64))
+        .chains(a.chains)
+        .seed(a.seed)
+        .per_chain_budget(a.per_chain_budget)
+        .thin(a.thin);
+    if let Some(t) = a.threads {
+        auto = auto.threads(t);
+    }
+    if a.start != "thesis" {
+        let (start, _) = start_points(a, model, Vec::new)?;
+        if let Start::Point(p) = start {
+            auto = auto.start(p);
+        }
+    }
+    auto.run(model)
 }

@@ -124,4 +124,8 @@ impl Kernel for DpBarkerKernel {
     fn position<'a>(&self, s: &'a Self::State) -> &'a [f64] {
         &s.theta
     }
+
+    fn set_step_scale(&self, s: &mut Self::State, scale: f64) {
+        s.walk.set_scale(scale);
+    }
 }

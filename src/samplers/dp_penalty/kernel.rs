@@ -168,4 +168,8 @@ impl Kernel for DpPenaltyKernel {
     fn position<'a>(&self, s: &'a DpPenaltyState) -> &'a [f64] {
         &s.theta
     }
+
+    fn set_step_scale(&self, s: &mut DpPenaltyState, scale: f64) {
+        s.walk.set_scale(scale);
+    }
 }

@@ -88,6 +88,8 @@ pub struct HmcState {
     grads: GradBuffer,
     pending_grad_clipped: u64,
     pending_grad_rows: u64,
+    /// Warm-up scale of the step size (1: the configured step).
+    step_scale: f64,
 }
 
 impl HmcKernel {
@@ -239,7 +241,7 @@ impl HmcKernel {
             }
             Gradient::Reuse => s.grad_new.copy_from_slice(&s.grad),
         }
-        let eta = self.step_size;
+        let eta = self.step_size * s.step_scale;
         for _ in 0..self.leapfrog_steps {
             for (p, g) in s.p.iter_mut().zip(&s.grad_new) {
                 *p += 0.5 * eta * g;
@@ -339,6 +341,7 @@ impl Kernel for HmcKernel {
             grads: GradBuffer::new(model),
             pending_grad_clipped: 0,
             pending_grad_rows: 0,
+            step_scale: 1.0,
         };
         if self.gradient == Gradient::Reuse {
             // The stored gradient G(θ0): one release before the chain (the "+1" of kL+1).
@@ -423,5 +426,15 @@ impl Kernel for HmcKernel {
 
     fn position<'a>(&self, s: &'a HmcState) -> &'a [f64] {
         &s.theta
+    }
+
+    fn set_step_scale(&self, s: &mut HmcState, scale: f64) {
+        s.step_scale = scale;
+    }
+
+    /// Stan's default 0.8 is for NUTS; a fixed-length trajectory under a noisy test does
+    /// better a little lower.
+    fn adapt_target(&self) -> f64 {
+        0.65
     }
 }

@@ -119,4 +119,8 @@ impl Kernel for RwmhKernel {
     fn position<'a>(&self, s: &'a RwmhState) -> &'a [f64] {
         &s.theta
     }
+
+    fn set_step_scale(&self, s: &mut RwmhState, scale: f64) {
+        s.walk.set_scale(scale);
+    }
 }

@@ -1,0 +1,481 @@
+//! Private inference end to end from public information: `auto` runs.
+//!
+//! Given a model, a budget (ε, δ) for the **whole** analysis, the number of chains and a seed,
+//! [`Auto`] does every data-dependent step under differential privacy and charges it to one
+//! ledger ([`crate::samplers::Ledger`], `Run::privacy`):
+//!
+//! 1. **clip bounds**: a public bound declared by the model ([`Model::public_lipschitz`], e.g.
+//!    from declared feature ranges) costs nothing; without one, a DP quantile of the per-row
+//!    gradient norms (`clip.rs`), charged as `"clip bound"`;
+//! 2. **a DP initial point** (`init.rs`): noisy clipped gradient steps from a public start
+//!    (default: the origin), charged as `"initialisation"`; chains start from it with public
+//!    jitter;
+//! 3. **warm-up**: the first half of every chain adapts its step scale from its own released
+//!    accept decisions ([`crate::samplers::adapt`]): post-processing, so the only cost is the
+//!    warm-up iterations, charged as `"warm-up"`;
+//! 4. **sampling**: the noise scale and the iteration count follow from the budget left and
+//!    n (`derive.rs`), the count from Algorithm 2 on top of the earlier releases, charged as
+//!    `"sampling"`.
+//!
+//! The releases before the chains take fixed shares of the budget ([`BudgetSplit`]); every
+//! derived setting is reported in `Run::auto` ([`AutoReport`]). The guarantee covers every
+//! output of the run except the diagnostics the crate labels non-private (clip fractions).
+//!
+//! ```
+//! use dp_mcmc::auto::{Auto, AutoAlgorithm};
+//! use dp_mcmc::models::testing::IsotropicGaussian;
+//! # fn main() -> dp_mcmc::Result<()> {
+//! let model = IsotropicGaussian::generate(5_000, 2, 1);
+//! let run = Auto::new(AutoAlgorithm::DpPenalty)
+//!     .epsilon(2.0).delta(1e-6).chains(2).seed(3).target_iterations(200)
+//!     .run(&model)?;
+//! let privacy = run.privacy.as_ref().unwrap();
+//! assert!(privacy.epsilon <= 2.0);
+//! let parts: Vec<&str> = privacy.ledger.parts.iter().map(|p| p.part.as_str()).collect();
+//! assert_eq!(parts, ["clip bound", "initialisation", "clip bound", "warm-up", "sampling"]);
+//! assert_eq!(run.warmup, run.iterations / 2);
+//! // Bad input is an error naming the setting:
+//! let err = Auto::new(AutoAlgorithm::DpPenalty).epsilon(-1.0).delta(1e-6).run(&model);
+//! assert!(err.unwrap_err().to_string().contains("epsilon"));
+//! # Ok(()) }
+//! ```
+
+mod clip;
+mod derive;
+mod init;
+mod split;
+
+use std::time::Duration;
+
+use rand_distr::{Distribution, StandardNormal};
+use serde::{Deserialize, Serialize};
+
+pub use derive::{DerivedSettings, HMC_LEAPFROG_STEPS};
+pub use init::InitialPoint;
+pub use split::{BudgetSplit, gaussian_budget};
+
+use crate::accounting::PrivacyEvent;
+use crate::error::{Error, Result, check};
+use crate::models::Model;
+use crate::rng::chain_rng;
+use crate::samplers::{EarlierRelease, Run, Start};
+
+/// The DP sampler of an `auto` run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AutoAlgorithm {
+    /// DP penalty, full random-walk update (any model).
+    DpPenalty,
+    /// DP HMC (models with per-row gradients).
+    DpHmc,
+    /// Minibatch DP penalty (certified PLD accountant).
+    MinibatchPenalty,
+    /// DP Barker (the exact Rényi accountant `rdp-exact`).
+    DpBarker,
+}
+
+impl AutoAlgorithm {
+    /// The default for a model: DP HMC for models with gradients and at least 5 parameters
+    /// (where gradients beat a random walk), the DP penalty otherwise.
+    pub fn for_model<M: Model + ?Sized>(model: &M) -> Self {
+        if model.has_gradient() && model.dim() >= 5 {
+            AutoAlgorithm::DpHmc
+        } else {
+            AutoAlgorithm::DpPenalty
+        }
+    }
+
+    /// The CLI name (`dp-penalty`, `dp-hmc`, `minibatch-penalty`, `dp-barker`).
+    pub fn key(self) -> &'static str {
+        match self {
+            AutoAlgorithm::DpPenalty => "dp-penalty",
+            AutoAlgorithm::DpHmc => "dp-hmc",
+            AutoAlgorithm::MinibatchPenalty => "minibatch-penalty",
+            AutoAlgorithm::DpBarker => "dp-barker",
+        }
+    }
+}
+
+/// How a clip bound was chosen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClipChoice {
+    /// The bound.
+    pub value: f64,
+    /// `"public"` (declared by the model, free) or `"dp-quantile"`.
+    pub source: String,
+    /// The quantile of the per-row gradient norms it estimates (DP quantile only).
+    pub quantile: Option<f64>,
+    /// Noise multiplier of each of its noisy counts (DP quantile only).
+    pub noise_multiplier: Option<f64>,
+}
+
+/// Everything an `auto` run derived, for `Run::auto`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AutoReport {
+    /// The sampler.
+    pub algorithm: AutoAlgorithm,
+    /// The total Gaussian `μ` the budget allows ([`gaussian_budget`]).
+    pub mu_total: f64,
+    /// The shares of the releases before the chains.
+    pub split: BudgetSplit,
+    /// The DP initial point (`None`: the model has no gradients; chains start from the public
+    /// start).
+    pub initial_point: Option<InitialPoint>,
+    /// The sampler's clip bound (`None` for DP Barker, whose clip is fixed by its test).
+    pub clip: Option<ClipChoice>,
+    /// Noise scale, batch size and first step of the sampler.
+    pub sampler: DerivedSettings,
+    /// Standard deviation of the public jitter around the initial point, per coordinate.
+    pub jitter_sd: f64,
+    /// Iterations per chain (Algorithm 2) and warm-up iterations among them.
+    pub iterations: usize,
+    /// Warm-up iterations per chain.
+    pub warmup: usize,
+    /// Each chain's step scale after warm-up, relative to the first step.
+    pub step_scales: Vec<f64>,
+}
+
+/// Builder of an `auto` run (see the [module docs](self)).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Auto {
+    /// The sampler.
+    pub algorithm: AutoAlgorithm,
+    /// ε of the whole analysis.
+    pub epsilon: f64,
+    /// δ of the whole analysis.
+    pub delta: f64,
+    /// Chains (default 4).
+    pub chains: usize,
+    /// Seed (default 0).
+    pub seed: u64,
+    /// (ε, δ) for each chain with the shared earlier releases, instead of for the whole run
+    /// (the thesis' experiments; default `false`).
+    pub per_chain_budget: bool,
+    /// Public start of the initial point's gradient steps (default: the origin). Must not be
+    /// computed from the data.
+    pub start: Option<Vec<f64>>,
+    /// Shares of the budget before the chains.
+    pub split: BudgetSplit,
+    /// Gauss-Newton steps of the DP initial point, in four rounds (default 16).
+    pub init_steps: usize,
+    /// First proposal standard deviation of DP Barker on a model without gradients (no DP
+    /// initial point to take a scale from; default 0.1).
+    pub init_step: f64,
+    /// Quantile of the per-row gradient norms a DP clip bound estimates (default 0.9).
+    pub clip_quantile: f64,
+    /// Iterations per chain the noise scale is chosen for (full-data samplers; default 2000
+    /// for the DP penalty, 500 for DP HMC).
+    pub target_iterations: Option<usize>,
+    /// Fraction of each chain spent in warm-up (default 0.5).
+    pub warmup_fraction: f64,
+    /// Stop the chains after this wall time (the ledger then lists what they really ran).
+    pub max_time: Option<Duration>,
+    /// Progress bar on a terminal (default `true`).
+    pub progress: bool,
+    /// Thread pool size (default: rayon's).
+    pub threads: Option<usize>,
+    /// Keep every `thin`-th draw (default 1).
+    pub thin: usize,
+}
+
+/// Rounds of the DP initial point (each sets its clip bound again).
+const INIT_ROUNDS: usize = 4;
+
+/// Quantile of the gradient norms that clips the initial point's steps: the median (clipping
+/// half the rows keeps the clipped sum centred at the mode for symmetric residuals, and keeps
+/// the bound, and so the noise, small far from it).
+const INIT_QUANTILE: f64 = 0.5;
+
+/// RNG streams of the releases before the chains (chain `i` uses stream `i`).
+const PRE_STREAM: u64 = 1 << 40;
+const JITTER_STREAM: u64 = 1 << 41;
+
+impl Auto {
+    /// An `auto` run of `algorithm` with the defaults; set `.epsilon(e).delta(d)`.
+    pub fn new(algorithm: AutoAlgorithm) -> Self {
+        Auto {
+            algorithm,
+            epsilon: f64::NAN,
+            delta: f64::NAN,
+            chains: 4,
+            seed: 0,
+            per_chain_budget: false,
+            start: None,
+            split: BudgetSplit::default(),
+            init_steps: 16,
+            init_step: 0.1,
+            clip_quantile: 0.9,
+            target_iterations: None,
+            warmup_fraction: 0.5,
+            max_time: None,
+            progress: true,
+            threads: None,
+            thin: 1,
+        }
+    }
+
+    /// ε of the whole analysis.
+    #[must_use]
+    pub fn epsilon(mut self, e: f64) -> Self {
+        self.epsilon = e;
+        self
+    }
+    /// δ of the whole analysis.
+    #[must_use]
+    pub fn delta(mut self, d: f64) -> Self {
+        self.delta = d;
+        self
+    }
+    /// Number of chains.
+    #[must_use]
+    pub fn chains(mut self, c: usize) -> Self {
+        self.chains = c;
+        self
+    }
+    /// Seed.
+    #[must_use]
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = s;
+        self
+    }
+    /// Budget per chain (see [`Auto::per_chain_budget`]).
+    #[must_use]
+    pub fn per_chain_budget(mut self, yes: bool) -> Self {
+        self.per_chain_budget = yes;
+        self
+    }
+    /// Public start of the initial point's steps.
+    #[must_use]
+    pub fn start(mut self, theta0: Vec<f64>) -> Self {
+        self.start = Some(theta0);
+        self
+    }
+    /// Shares of the budget before the chains.
+    #[must_use]
+    pub fn split(mut self, split: BudgetSplit) -> Self {
+        self.split = split;
+        self
+    }
+    /// Iterations per chain the noise scale is chosen for.
+    #[must_use]
+    pub fn target_iterations(mut self, k: usize) -> Self {
+        self.target_iterations = Some(k);
+        self
+    }
+    /// Stop the chains after this wall time.
+    #[must_use]
+    pub fn max_time(mut self, t: Option<Duration>) -> Self {
+        self.max_time = t;
+        self
+    }
+    /// Progress bar.
+    #[must_use]
+    pub fn progress(mut self, yes: bool) -> Self {
+        self.progress = yes;
+        self
+    }
+    /// Thread pool size.
+    #[must_use]
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = Some(n);
+        self
+    }
+    /// Keep every `k`-th draw.
+    #[must_use]
+    pub fn thin(mut self, k: usize) -> Self {
+        self.thin = k;
+        self
+    }
+
+    fn validate<M: Model + ?Sized>(&self, model: &M) -> Result<()> {
+        check::positive("epsilon", self.epsilon).map_err(|_| {
+            Error::invalid(
+                "epsilon",
+                self.epsilon,
+                "set `.epsilon(e)` to the budget of the whole analysis (e > 0)",
+            )
+        })?;
+        check::delta("delta", self.delta)?;
+        check::at_least_one("chains", self.chains)?;
+        self.split.validate()?;
+        if !(self.warmup_fraction >= 0.0 && self.warmup_fraction < 1.0) {
+            return Err(Error::invalid(
+                "warmup_fraction",
+                self.warmup_fraction,
+                "must be in [0, 1) (default 0.5)",
+            ));
+        }
+        if let Some(s) = &self.start {
+            check::len("start", s.len(), model.dim())?;
+            check::all_finite("start", s)?;
+        }
+        if let Some(k) = self.target_iterations {
+            check::at_least_one("target_iterations", k)?;
+        }
+        check::positive("init_step", self.init_step)?;
+        Ok(())
+    }
+
+    /// Run: DP clip bounds and initial point, then the chains with warm-up; the ledger on
+    /// `Run::privacy` lists every part.
+    ///
+    /// # Errors
+    /// Invalid settings, a model without gradients and without a public clip bound for a
+    /// sampler that clips, a budget too small for a single iteration, a model error.
+    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+        self.validate(model)?;
+        let n = model.n_rows();
+        let d = model.dim();
+        check::at_least_one("n (data rows)", n)?;
+        let mu_total = gaussian_budget(self.epsilon, self.delta)?;
+        let public = model
+            .public_lipschitz()
+            .filter(|l| l.is_finite() && *l > 0.0);
+        let mut rng = chain_rng(self.seed, PRE_STREAM);
+        let mut before: Vec<EarlierRelease> = Vec::new();
+        let from = self.start.clone().unwrap_or_else(|| vec![0.0; d]);
+        let rounds = INIT_ROUNDS.min(self.init_steps.max(1));
+        let initial_point =
+            if model.has_gradient() && self.init_steps > 0 && self.split.initialisation > 0.0 {
+                // the quantiles (when no public bound) take a third of the initialisation's share
+                let mu_init = self.split.initialisation * mu_total;
+                let (mu_steps, mu_quantiles) = if public.is_some() {
+                    (mu_init, 0.0)
+                } else {
+                    (mu_init * 2.0 / 3.0, mu_init / 3.0)
+                };
+                let steps_per_round = self.init_steps.div_ceil(rounds);
+                // each step makes two releases
+                let queries = (rounds as u32 * clip::QUERIES) as f64;
+                let settings = init::InitSettings {
+                    rounds,
+                    steps_per_round,
+                    z_step: ((2 * rounds * steps_per_round) as f64 / (2.0 * mu_steps)).sqrt(),
+                    public_clip: public,
+                    quantile: INIT_QUANTILE,
+                    z_quantile: if mu_quantiles > 0.0 {
+                        (queries / (2.0 * mu_quantiles)).sqrt()
+                    } else {
+                        1.0
+                    },
+                };
+                let p = init::dp_initial_point(model, &from, &settings, &mut rng)?;
+                let (event, releases) = settings.event();
+                before.push(EarlierRelease {
+                    part: "initialisation".into(),
+                    releases,
+                    event,
+                });
+                Some(p)
+            } else {
+                None
+            };
+        let center = initial_point
+            .as_ref()
+            .map_or_else(|| from.clone(), |p| p.point.clone());
+        let clip = if self.algorithm == AutoAlgorithm::DpBarker {
+            None
+        } else if let Some(l) = public {
+            Some(ClipChoice {
+                value: l,
+                source: "public".into(),
+                quantile: None,
+                noise_multiplier: None,
+            })
+        } else if !model.has_gradient() || self.split.clip_bound == 0.0 {
+            return Err(Error::invalid(
+                "clip bound",
+                "unset",
+                "this model declares no public bound (`Model::public_lipschitz`) and has no \
+                 per-row gradients for a DP quantile (or split.clip_bound is 0): declare bounds \
+                 on the data (e.g. feature ranges) or use DP Barker",
+            ));
+        } else {
+            let q = clip::QUERIES;
+            let z = (f64::from(q) / (2.0 * self.split.clip_bound * mu_total)).sqrt();
+            let value = clip::dp_quantile(model, &center, self.clip_quantile, z, &mut rng)?;
+            before.push(EarlierRelease {
+                part: "clip bound".into(),
+                releases: u64::from(q),
+                event: PrivacyEvent::gaussian(z).repeat(u64::from(q)),
+            });
+            Some(ClipChoice {
+                value,
+                source: "dp-quantile".into(),
+                quantile: Some(self.clip_quantile),
+                noise_multiplier: Some(z),
+            })
+        };
+        let mu_before: f64 = before.iter().filter_map(|b| b.event.gaussian_mu()).sum();
+        let fallback_step = initial_point.as_ref().map_or(self.init_step, |p| {
+            p.scale.iter().sum::<f64>() / p.scale.len() as f64
+        });
+        let public_inputs = derive::Public {
+            n,
+            d,
+            copies: if self.per_chain_budget {
+                1
+            } else {
+                self.chains
+            },
+            mu_chains: (mu_total - mu_before).max(f64::MIN_POSITIVE),
+            clip: clip.as_ref().map(|c| c.value),
+            fallback_step,
+            target_iterations: self.target_iterations,
+        };
+        let (sampler, derived) = derive::derive(self.algorithm, &public_inputs)?;
+        let jitter_sd = 2.0 * derived.initial_step;
+        let starts: Vec<Vec<f64>> = (0..self.chains as u64)
+            .map(|i| {
+                let mut r = chain_rng(self.seed, JITTER_STREAM + i);
+                center
+                    .iter()
+                    .map(|c| {
+                        let z: f64 = StandardNormal.sample(&mut r);
+                        c + jitter_sd * z
+                    })
+                    .collect()
+            })
+            .collect();
+        let settings = |warmup: usize| {
+            let before = before.clone();
+            let starts = starts.clone();
+            move |r: &mut crate::samplers::RunSettings| {
+                r.chains = self.chains;
+                r.seed = self.seed;
+                r.per_chain_budget = self.per_chain_budget;
+                r.budget = crate::samplers::Budget::Privacy {
+                    epsilon: self.epsilon,
+                    delta: self.delta,
+                };
+                r.start = Start::PerChain(starts);
+                r.max_time = self.max_time;
+                r.progress = self.progress;
+                r.threads = self.threads;
+                r.thin = self.thin;
+                r.warmup = warmup;
+                r.spent_before = before;
+            }
+        };
+        let sampler = sampler.with_run_settings(settings(0));
+        let iterations = sampler
+            .budget(n)?
+            .map(|(k, _)| k)
+            .ok_or_else(|| Error::Model("auto needs a DP sampler".into()))?;
+        let warmup = (iterations as f64 * self.warmup_fraction).floor() as usize;
+        let sampler = sampler.with_run_settings(settings(warmup));
+        let mut run = sampler.run(model)?;
+        run.auto = Some(AutoReport {
+            algorithm: self.algorithm,
+            mu_total,
+            split: self.split,
+            initial_point,
+            clip,
+            sampler: derived,
+            jitter_sd,
+            iterations,
+            warmup,
+            step_scales: run.chains.iter().map(|c| c.step_scale).collect(),
+        });
+        Ok(run)
+    }
+}
