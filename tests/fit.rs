@@ -167,7 +167,22 @@ fn check_outputs(json: &Value, out: &Path) {
     let ledger: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("ledger.json")).unwrap()).unwrap();
     assert_eq!(ledger["epsilon"], json["epsilon"]);
-    assert_eq!(ledger["ledger"], json["ledger"]);
+    // The JSON lists the parts (each with its ε share); the file holds the whole ledger.
+    assert_eq!(ledger["ledger"]["parts"], json["ledger"]);
+    let parts = json["ledger"].as_array().unwrap();
+    let names: Vec<&str> = parts.iter().map(|p| p["part"].as_str().unwrap()).collect();
+    assert!(
+        names.contains(&"sampling") && names.contains(&"initialisation"),
+        "{names:?}"
+    );
+    let shares: f64 = parts
+        .iter()
+        .map(|p| p["epsilon_share"].as_f64().unwrap())
+        .sum();
+    assert!(
+        (shares - json["epsilon"].as_f64().unwrap()).abs() < 1e-9,
+        "{shares}"
+    );
 }
 
 #[test]

@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::auto_shim::{Auto, AutoAlgorithm}; // TEMPORARY: dp_mcmc::auto
 use clap::Args;
+use dp_mcmc::auto::{Auto, AutoAlgorithm};
 use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds, prepare};
 use dp_mcmc::frame::fit_output::write_fit_outputs;
 use dp_mcmc::frame::read_table;
@@ -178,7 +178,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         "epsilon": privacy.epsilon,
         "delta": privacy.delta,
         "accountant": privacy.accountant,
-        "ledger": privacy.ledger,
+        "ledger": privacy.ledger.parts,
         "public_lipschitz": model.public_lipschitz(),
         "settings": run.auto,
         "seed": a.seed,

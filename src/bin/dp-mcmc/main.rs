@@ -6,7 +6,6 @@
 use clap::{Parser, Subcommand};
 
 mod accounting;
-mod auto_shim; // TEMPORARY
 mod diagnostics;
 mod fit;
 mod reproduce;
