@@ -21,6 +21,7 @@ mod summary;
 mod thesis;
 
 pub use burn_in::{burn_in_range, kept_half};
+pub(crate) use chains::quantile_sorted;
 pub use ess::{
     autocorr, ess_bulk, ess_folded, ess_identity, ess_mean, ess_median, ess_quantile, ess_tail,
     ess_z_scale,

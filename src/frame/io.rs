@@ -1,4 +1,5 @@
-//! CSV files: writing result tables, reading any table with a header row.
+//! Files: writing result tables (CSV; parquet with the `cli` feature), reading any table
+//! with a header row (CSV) or a parquet file (`cli` feature).
 
 use std::path::Path;
 
@@ -50,4 +51,56 @@ pub fn read_csv(path: impl AsRef<Path>) -> Result<DataFrame> {
         .with_infer_schema_length(None)
         .try_into_reader_with_file_path(Some(path.to_path_buf()))?
         .finish()?)
+}
+
+/// Read a data table by its extension: `.csv` ([`read_csv`]) or `.parquet` (only in builds
+/// with the `cli` feature, which compiles polars' parquet support; notebooks leave it out).
+///
+/// ```
+/// use dp_mcmc::frame::read_table;
+/// let e = read_table("data.xlsx").unwrap_err();
+/// assert!(e.to_string().contains(".csv"));
+/// ```
+pub fn read_table(path: impl AsRef<Path>) -> Result<DataFrame> {
+    let path = path.as_ref();
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("csv") => read_csv(path),
+        Some(e) if e.eq_ignore_ascii_case("parquet") => read_parquet(path),
+        _ => Err(Error::invalid(
+            "--data",
+            path.display(),
+            "give a .csv or .parquet file",
+        )),
+    }
+}
+
+#[cfg(feature = "cli")]
+fn read_parquet(path: &Path) -> Result<DataFrame> {
+    if !path.is_file() {
+        return Err(Error::InvalidData(format!(
+            "cannot read `{}`: no such file",
+            path.display()
+        )));
+    }
+    Ok(ParquetReader::new(std::fs::File::open(path)?).finish()?)
+}
+
+#[cfg(not(feature = "cli"))]
+fn read_parquet(path: &Path) -> Result<DataFrame> {
+    Err(Error::invalid(
+        "--data",
+        path.display(),
+        "this build has no parquet support (it comes with the `cli` feature): use a .csv file",
+    ))
+}
+
+/// Write `df` as parquet to `path` (creating parent folders); only with the `cli` feature.
+#[cfg(feature = "cli")]
+pub fn write_parquet(df: &mut DataFrame, path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    ParquetWriter::new(std::fs::File::create(path)?).finish(df)?;
+    Ok(())
 }

@@ -3,8 +3,12 @@ pub mod accounting;
 pub mod data;
 pub mod diagnostics;
 pub mod experiments;
+pub mod fit_data;
+pub mod fit_output;
 mod io;
 pub mod mechanisms;
 pub mod samplers;
 
-pub use io::{read_csv, write_csv};
+#[cfg(feature = "cli")]
+pub use io::write_parquet;
+pub use io::{read_csv, read_table, write_csv};

@@ -32,6 +32,8 @@ pub struct LogisticModel {
     y: std::sync::Arc<[f64]>,
     prior_var: f64,
     lipschitz: f64,
+    names: Option<std::sync::Arc<[String]>>,
+    public_bounds: Option<std::sync::Arc<[(f64, f64)]>>,
 }
 
 /// Rows per block in the ratio loops (stack buffers; no allocation).
@@ -73,7 +75,53 @@ impl LogisticModel {
             y: y.into(),
             prior_var,
             lipschitz,
+            names: None,
+            public_bounds: None,
         })
+    }
+
+    /// The model with parameter names `names` (one per column of `x`, e.g. `intercept` then
+    /// the covariates' names) instead of `theta_0`, `theta_1`, ….
+    ///
+    /// ```
+    /// use dp_mcmc::models::{ColumnData, LogisticModel, Model};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let x = ColumnData::from_columns(vec![vec![1.0; 2], vec![-1.0, 0.5]])?;
+    /// let model = LogisticModel::new(x, &[0.0, 1.0], 10.0)?;
+    /// let named = model.clone().with_param_names(vec!["intercept".into(), "age".into()])?;
+    /// assert_eq!(named.param_names(), ["intercept", "age"]);
+    /// assert!(model.with_param_names(vec!["age".into()]).is_err()); // one name per column
+    /// # Ok(()) }
+    /// ```
+    pub fn with_param_names(mut self, names: Vec<String>) -> Result<Self> {
+        self.names = Some(super::glm::check_names(names, self.x.n_cols())?.into());
+        Ok(self)
+    }
+
+    /// The model with **public** covariate bounds `lo_i ≤ x_i ≤ hi_i`, one `(lo, hi)` per
+    /// column of `x` (an intercept column is `(1.0, 1.0)`), declared without looking at the
+    /// data (e.g. from a codebook). Then [`Model::public_lipschitz`] is
+    /// `sqrt(Σ_i max(lo_i², hi_i²))` ≥ `‖x‖` for every possible row, so a DP kernel can clip
+    /// at it without spending privacy. Every value of the data must lie within its bounds
+    /// (clamp the data first otherwise): an error names the column and row.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{ColumnData, LogisticModel, Model};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let x = ColumnData::from_columns(vec![vec![1.0; 3], vec![-1.0, 0.5, 2.0]])?;
+    /// let model = LogisticModel::new(x, &[0.0, 1.0, 1.0], 10.0)?;
+    /// assert_eq!(model.public_lipschitz(), None);
+    /// let bounded = model.clone().with_public_feature_bounds(&[(1.0, 1.0), (-3.0, 2.0)])?;
+    /// assert!((bounded.public_lipschitz().unwrap() - 10f64.sqrt()).abs() < 1e-14);
+    /// // The value 2.0 at row 2 lies outside [-3, 1]:
+    /// let err = model.with_public_feature_bounds(&[(1.0, 1.0), (-3.0, 1.0)]).unwrap_err();
+    /// assert!(err.to_string().contains("row 2"));
+    /// # Ok(()) }
+    /// ```
+    pub fn with_public_feature_bounds(mut self, bounds: &[(f64, f64)]) -> Result<Self> {
+        super::glm::check_bounds(&self.x, bounds, &self.param_names())?;
+        self.public_bounds = Some(bounds.into());
+        Ok(self)
     }
 
     /// `max_j ‖x_j‖`: with it, `|r_j| ≤ L ‖θ' − θ‖` and every per-row gradient has norm `≤ L`.
@@ -122,6 +170,20 @@ impl Model for LogisticModel {
 
     fn n_rows(&self) -> usize {
         self.x.n_rows()
+    }
+
+    fn param_names(&self) -> Vec<String> {
+        match &self.names {
+            Some(n) => n.to_vec(),
+            None => (0..self.dim()).map(|i| format!("theta_{i}")).collect(),
+        }
+    }
+
+    /// `sqrt(Σ_i max(lo_i², hi_i²))` of the declared bounds
+    /// ([`LogisticModel::with_public_feature_bounds`]); `None` without them. Never the
+    /// data-derived [`LogisticModel::lipschitz_bound`].
+    fn public_lipschitz(&self) -> Option<f64> {
+        self.public_bounds.as_deref().map(super::glm::box_norm)
     }
 
     fn log_prior(&self, theta: &[f64]) -> f64 {
@@ -234,5 +296,60 @@ impl Model for LogisticModel {
             *g *= x;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::glm::tests::check_model;
+
+    fn model() -> LogisticModel {
+        let n = 600;
+        let x1: Vec<f64> = (0..n)
+            .map(|j| ((j * 37) % 101) as f64 / 50.0 - 1.0)
+            .collect();
+        let y: Vec<f64> = (0..n).map(|j| ((j * 7) % 2) as f64).collect();
+        let x = ColumnData::from_columns(vec![vec![1.0; n], x1]).unwrap();
+        LogisticModel::new(x, &y, 10.0).unwrap()
+    }
+
+    #[test]
+    fn fast_paths_match_the_log_likelihood() {
+        check_model(&model(), &[0.2, -0.4], &[0.25, -0.1]);
+    }
+
+    #[test]
+    fn public_bound_covers_every_row_of_the_box_and_is_not_the_data_bound() {
+        let m = model();
+        // The data's x1 lies in [-1, 1]; the declared box is wider, so the public bound is
+        // sqrt(1 + 9) and not the data's sqrt(1 + 1).
+        let b = m
+            .clone()
+            .with_public_feature_bounds(&[(1.0, 1.0), (-3.0, 2.0)])
+            .unwrap();
+        let l = b.public_lipschitz().unwrap();
+        assert!(l >= 10f64.sqrt() && l < 10f64.sqrt() * (1.0 + 1e-14));
+        assert!((m.lipschitz_bound() - 2f64.sqrt()).abs() < 1e-12);
+        assert_eq!(m.public_lipschitz(), None);
+        // Wrong count, lo > hi, NaN, and data outside the box are errors.
+        assert!(m.clone().with_public_feature_bounds(&[(1.0, 1.0)]).is_err());
+        assert!(
+            m.clone()
+                .with_public_feature_bounds(&[(1.0, 1.0), (2.0, -2.0)])
+                .is_err()
+        );
+        assert!(
+            m.clone()
+                .with_public_feature_bounds(&[(1.0, 1.0), (f64::NAN, 2.0)])
+                .is_err()
+        );
+        let e = m
+            .with_public_feature_bounds(&[(1.0, 1.0), (-0.5, 2.0)])
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("row 0") && e.to_string().contains("`theta_1`"),
+            "{e}"
+        );
     }
 }

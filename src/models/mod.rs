@@ -10,7 +10,11 @@
 //! - [`GaussianModel`] (known covariance, e.g. [`block_correlated_cov`]) with
 //!   [`GaussianPosterior`];
 //! - [`CircleModel`] (flat prior, ring-shaped posterior);
-//! - [`LogisticModel`] (Yildirim & Ermis' logistic regression, per-row Lipschitz bound);
+//! - [`LogisticModel`] (Yildirim & Ermis' logistic regression, per-row Lipschitz bound, public
+//!   bound from declared covariate ranges);
+//! - [`PoissonRegression`] (counts, log link) and [`LinearRegression`] (Gaussian errors,
+//!   unknown σ; [`LinearRegression::gaussian_mean`] for a mean and a spread), for
+//!   `dp-mcmc fit`;
 //! - [`CustomModel`] from closures, or any type implementing [`Model`];
 //! - [`Experiment`]: the eight Table 5.1 presets, building an [`ExperimentModel`];
 //! - [`testing::IsotropicGaussian`]: a tiny model with a closed-form posterior for tests and
@@ -52,8 +56,11 @@ mod circle;
 mod custom;
 mod dataset;
 mod gaussian;
+mod glm;
 mod linear;
+mod linear_regression;
 mod logistic;
+mod poisson;
 mod presets;
 pub mod testing;
 
@@ -62,7 +69,9 @@ pub use circle::CircleModel;
 pub use custom::{CustomModel, GradLogLikFn, GradLogPriorFn, LogLikFn, LogPriorFn, Prior};
 pub use dataset::{ColumnData, RowData};
 pub use gaussian::{GaussianModel, GaussianPosterior, block_correlated_cov, generate_gaussian};
+pub use linear_regression::LinearRegression;
 pub use logistic::LogisticModel;
+pub use poisson::PoissonRegression;
 pub use presets::{
     DATA_SEED_BANANA, DATA_SEED_CIRCLE, DATA_SEED_GAUSS, ExactPosterior, Experiment,
     ExperimentModel, REFERENCE_DRAWS, REFERENCE_SEED_BANANA, REFERENCE_SEED_GAUSS, START_SEED,

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod accounting;
 mod diagnostics;
+mod fit;
 mod reproduce;
 mod sample;
 
@@ -32,6 +33,9 @@ enum Command {
     Mmd(diagnostics::MmdArgs),
     /// Run a Table 5.1 experiment with the thesis' tuned parameters; print per-chain metrics.
     Sample(sample::SampleArgs),
+    /// Fit a model to a data file (CSV or parquet) under one (ε, δ): posterior draws,
+    /// summary and privacy ledger in a directory.
+    Fit(fit::FitArgs),
     /// Reproduce the thesis' Chapter 6: result tables (CSV) and figures (offline HTML).
     Reproduce(reproduce::ReproduceArgs),
 }
@@ -41,7 +45,7 @@ enum Command {
 fn one_line(e: &clap::Error) -> String {
     if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         return "error: a subcommand is required (iterations, delta, epsilon, diagnose, mmd, \
-                sample or reproduce); see `dp-mcmc --help`"
+                sample, fit or reproduce); see `dp-mcmc --help`"
             .into();
     }
     let text = e.render().to_string();
@@ -133,6 +137,7 @@ fn run() -> i32 {
         Command::Diagnose(a) => diagnostics::diagnose(a),
         Command::Mmd(a) => diagnostics::mmd(a),
         Command::Sample(a) => sample::sample(a),
+        Command::Fit(a) => fit::fit(a),
         Command::Reproduce(a) => reproduce::reproduce(a),
     };
     match out {

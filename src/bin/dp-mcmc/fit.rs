@@ -1,0 +1,189 @@
+//! `fit`: a data file in, posterior draws out (issue 15 §6). Reads a CSV or parquet table,
+//! builds the chosen model (`intercept` and the covariates, `log_sigma` where present), runs
+//! [`Auto`] with one (ε, δ) for initialisation, clip bounds, warm-up and sampling, and writes
+//! `DIR/draws.parquet`, `DIR/summary.csv` and `DIR/ledger.json`. Prints one JSON object.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use dp_mcmc::auto::{Auto, AutoAlgorithm};
+use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds, prepare};
+use dp_mcmc::frame::fit_output::write_fit_outputs;
+use dp_mcmc::frame::read_table;
+use dp_mcmc::models::Model;
+use dp_mcmc::{Error, Result};
+use serde_json::{Value, json};
+
+/// Arguments of `dp-mcmc fit`.
+#[derive(Args)]
+pub struct FitArgs {
+    /// The data: a .csv file (header row) or a .parquet file. Rows are counted from 0 (header
+    /// excluded) in error messages.
+    #[arg(long, value_name = "FILE")]
+    data: PathBuf,
+    /// logistic (0/1 response), poisson (counts), linear (Gaussian errors) or gaussian-mean
+    /// (mean and spread of the response; no covariates).
+    #[arg(long)]
+    model: String,
+    /// The response column.
+    #[arg(long, value_name = "COL")]
+    response: String,
+    /// Covariate columns, comma separated (default: every other numeric column).
+    #[arg(long, value_name = "A,B,…")]
+    features: Option<String>,
+    /// Public bounds of columns, declared without looking at the data (e.g. from a codebook):
+    /// `COL=LO:HI,…`. A value outside its bounds is an error (see --clamp). With bounds on
+    /// every covariate, logistic regression's clip bound costs no privacy.
+    #[arg(long, value_name = "COL=LO:HI,…", allow_hyphen_values = true)]
+    bounds: Option<String>,
+    /// Clamp values outside their declared bounds to the bounds instead of failing (silently:
+    /// how many were clamped is not reported, it would leak).
+    #[arg(long)]
+    clamp: bool,
+    /// Prior standard deviation of every parameter (normal prior centred at 0; default √10).
+    #[arg(long, value_name = "SD", allow_hyphen_values = true)]
+    prior_sd: Option<f64>,
+    /// Privacy budget ε of the whole analysis (initialisation, warm-up, sampling, all chains).
+    #[arg(long, allow_hyphen_values = true)]
+    epsilon: f64,
+    /// Privacy budget δ of the whole analysis.
+    #[arg(long, allow_hyphen_values = true)]
+    delta: f64,
+    /// auto (DP HMC for 5 or more parameters, else DP penalty), dp-penalty, dp-hmc,
+    /// minibatch-penalty or dp-barker.
+    #[arg(long, default_value = "auto")]
+    algorithm: String,
+    /// Number of chains.
+    #[arg(long, default_value_t = 4, allow_hyphen_values = true)]
+    chains: usize,
+    /// Seed of the run (a seeded run is reproducible research, not a secure release).
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    seed: u64,
+    /// Stop the chains after this wall time (seconds); the ledger then counts what ran.
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
+    max_time: Option<f64>,
+    /// Output directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+}
+
+/// The sampler `--algorithm` names; `None` for `auto` (the library's default for the model,
+/// [`AutoAlgorithm::for_model`]).
+fn parse_algorithm(name: &str) -> Result<Option<AutoAlgorithm>> {
+    Ok(Some(match name {
+        "auto" => return Ok(None),
+        "dp-penalty" => AutoAlgorithm::DpPenalty,
+        "dp-hmc" => AutoAlgorithm::DpHmc,
+        "minibatch-penalty" => AutoAlgorithm::MinibatchPenalty,
+        "dp-barker" => AutoAlgorithm::DpBarker,
+        _ => {
+            return Err(Error::invalid(
+                "--algorithm",
+                name,
+                "use auto, dp-penalty, dp-hmc, minibatch-penalty or dp-barker",
+            ));
+        }
+    }))
+}
+
+/// Library parameter name → `fit` flag.
+fn flag(name: &'static str) -> &'static str {
+    match name {
+        "epsilon" => "--epsilon",
+        "delta" => "--delta",
+        "chains" => "--chains",
+        "max_time" => "--max-time",
+        "prior_var" => "--prior-sd",
+        "bounds" => "--bounds",
+        "param_names" => "--features",
+        other => other,
+    }
+}
+
+/// Run `dp-mcmc fit`.
+pub fn fit(a: FitArgs) -> Result<Value> {
+    fit_inner(a).map_err(|e| super::name_the_flag(e, flag))
+}
+
+fn fit_inner(a: FitArgs) -> Result<Value> {
+    // Flags first, so a bad flag fails before the data are read.
+    let kind = FitKind::parse(&a.model)?;
+    dp_mcmc::error::check::positive("--epsilon", a.epsilon)?;
+    dp_mcmc::error::check::delta("--delta", a.delta)?;
+    dp_mcmc::error::check::at_least_one("--chains", a.chains)?;
+    let max_time = a
+        .max_time
+        .map(|t| {
+            dp_mcmc::error::check::positive("--max-time", t)?;
+            Duration::try_from_secs_f64(t)
+                .map_err(|_| Error::invalid("--max-time", t, "give a number of seconds > 0"))
+        })
+        .transpose()?;
+    let chosen = parse_algorithm(&a.algorithm)?;
+    let mut spec = FitSpec::new(kind, &a.response);
+    spec.features = a.features.as_ref().map(|f| {
+        f.split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    });
+    spec.bounds = a
+        .bounds
+        .as_deref()
+        .map(parse_bounds)
+        .transpose()?
+        .unwrap_or_default();
+    spec.clamp = a.clamp;
+    if let Some(sd) = a.prior_sd {
+        spec.prior_sd = dp_mcmc::error::check::positive("--prior-sd", sd)?;
+    }
+    if a.out.is_file() {
+        return Err(Error::invalid(
+            "--out",
+            a.out.display(),
+            "is a file: give a directory (it is created if missing)",
+        ));
+    }
+
+    let model = prepare(&read_table(&a.data)?, &spec)?;
+    let alg = chosen.unwrap_or_else(|| AutoAlgorithm::for_model(&model));
+    let run = Auto::new(alg)
+        .epsilon(a.epsilon)
+        .delta(a.delta)
+        .chains(a.chains)
+        .seed(a.seed)
+        .max_time(max_time)
+        .progress(true)
+        .run(&model)?;
+    let privacy = run.privacy.as_ref().ok_or_else(|| {
+        Error::Model("the run has no privacy ledger; this is a bug, please report it".into())
+    })?;
+    let ledger = json!({
+        "epsilon": privacy.epsilon,
+        "delta": privacy.delta,
+        "accountant": privacy.accountant,
+        "ledger": privacy.ledger,
+    });
+    let files = write_fit_outputs(&run, run.warmup, &ledger, &a.out)?;
+    Ok(json!({
+        "model": kind.as_str(),
+        "algorithm": alg.key(),
+        "parameters": model.param_names(),
+        "n_rows": model.n_rows(),
+        "chains": a.chains,
+        "iterations": run.chains.iter().map(|c| c.len()).collect::<Vec<_>>(),
+        "warmup": run.warmup,
+        "draws_per_chain": files.draws_per_chain,
+        "epsilon": privacy.epsilon,
+        "delta": privacy.delta,
+        "accountant": privacy.accountant,
+        "ledger": privacy.ledger.parts,
+        "public_lipschitz": model.public_lipschitz(),
+        "settings": run.auto,
+        "seed": a.seed,
+        "rng": run.rng.as_str(),
+        "wall_seconds": run.wall_seconds,
+        "files": files,
+    }))
+}

@@ -1,0 +1,520 @@
+//! The data of `dp-mcmc fit`: a table (CSV, or parquet with the `cli` feature), a response
+//! column, covariates and declared bounds become one of the fit models, after checks whose
+//! errors name the column, the row (counted from 0, header excluded) and what to change.
+//!
+//! Declared bounds (`COL=LO:HI`) are **public** statements about every possible value of a
+//! column (from a codebook, never from the data). A value outside its bounds is an error, or
+//! with `clamp` is silently moved onto the nearest bound: how many values were clamped is
+//! never reported (that count is a function of the data and would leak).
+//!
+//! ```
+//! use dp_mcmc::frame::fit_data::{FitKind, FitSpec, prepare};
+//! use dp_mcmc::models::Model;
+//! use dp_mcmc::polars::prelude::*;
+//! # fn main() -> dp_mcmc::Result<()> {
+//! let df = df!("visits" => [0i64, 2, 1], "age" => [0.3, 0.9, 0.5], "id" => ["a", "b", "c"])?;
+//! let mut spec = FitSpec::new(FitKind::Poisson, "visits");
+//! let model = prepare(&df, &spec)?; // every other numeric column is a covariate
+//! assert_eq!(model.param_names(), ["intercept", "age"]);
+//! spec.features = Some(vec!["age".into(), "id".into()]);
+//! let err = prepare(&df, &spec).unwrap_err().to_string();
+//! assert!(err.contains("`id`") && err.contains("row 0"), "{err}"); // "a" is not a number
+//! # Ok(()) }
+//! ```
+
+use polars::prelude::*;
+
+use super::data::numeric_columns;
+use crate::error::{Error, Result, num};
+use crate::models::{ColumnData, LinearRegression, LogisticModel, Model, PoissonRegression};
+
+/// Which model `dp-mcmc fit` fits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FitKind {
+    /// Logistic regression of a 0/1 response ([`LogisticModel`]).
+    Logistic,
+    /// Poisson regression of counts, log link ([`PoissonRegression`]).
+    Poisson,
+    /// Linear regression with Gaussian errors ([`LinearRegression`]).
+    Linear,
+    /// Mean and spread of one column ([`LinearRegression::gaussian_mean`]).
+    GaussianMean,
+}
+
+impl FitKind {
+    /// The kind named `s` (`logistic`, `poisson`, `linear`, `gaussian-mean`).
+    ///
+    /// ```
+    /// use dp_mcmc::frame::fit_data::FitKind;
+    /// assert_eq!(FitKind::parse("gaussian-mean").unwrap(), FitKind::GaussianMean);
+    /// assert!(FitKind::parse("probit").is_err());
+    /// ```
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "logistic" => Ok(Self::Logistic),
+            "poisson" => Ok(Self::Poisson),
+            "linear" => Ok(Self::Linear),
+            "gaussian-mean" => Ok(Self::GaussianMean),
+            _ => Err(Error::invalid(
+                "--model",
+                s,
+                "use logistic, poisson, linear or gaussian-mean",
+            )),
+        }
+    }
+
+    /// The name [`FitKind::parse`] reads.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Logistic => "logistic",
+            Self::Poisson => "poisson",
+            Self::Linear => "linear",
+            Self::GaussianMean => "gaussian-mean",
+        }
+    }
+}
+
+/// Declared bounds of one column: every possible value lies in `[lo, hi]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bound {
+    /// Column name.
+    pub column: String,
+    /// Lower bound.
+    pub lo: f64,
+    /// Upper bound.
+    pub hi: f64,
+}
+
+/// Parses `COL=LO:HI,COL=LO:HI,…` (the `--bounds` flag).
+///
+/// ```
+/// use dp_mcmc::frame::fit_data::parse_bounds;
+/// let b = parse_bounds("age=18:99,dose=-1:1").unwrap();
+/// assert_eq!((b[1].column.as_str(), b[1].lo, b[1].hi), ("dose", -1.0, 1.0));
+/// assert!(parse_bounds("age=99:18").is_err()); // lo > hi
+/// assert!(parse_bounds("age=18").is_err());
+/// ```
+pub fn parse_bounds(s: &str) -> Result<Vec<Bound>> {
+    let bad = |item: &str, why: &str| {
+        Error::invalid(
+            "--bounds",
+            item,
+            format!("{why}; write COL=LO:HI for each column, separated by commas (e.g. age=18:99)"),
+        )
+    };
+    let mut out: Vec<Bound> = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (col, range) = item.split_once('=').ok_or_else(|| bad(item, "no `=`"))?;
+        let (lo, hi) = range.split_once(':').ok_or_else(|| bad(item, "no `:`"))?;
+        let parse = |v: &str| v.trim().parse::<f64>().ok().filter(|x| x.is_finite());
+        let (Some(lo), Some(hi)) = (parse(lo), parse(hi)) else {
+            return Err(bad(item, "LO and HI must be finite numbers"));
+        };
+        if lo > hi {
+            return Err(bad(item, "LO must not exceed HI"));
+        }
+        let column = col.trim().to_string();
+        if column.is_empty() || out.iter().any(|b| b.column == column) {
+            return Err(bad(item, "the column name is empty or given twice"));
+        }
+        out.push(Bound { column, lo, hi });
+    }
+    Ok(out)
+}
+
+/// What to fit: the model, the columns, the declared bounds, the prior.
+#[derive(Clone, Debug)]
+pub struct FitSpec {
+    /// The model.
+    pub kind: FitKind,
+    /// The response column.
+    pub response: String,
+    /// Covariate columns; `None`: every other numeric column (none for `gaussian-mean`; text
+    /// columns count as numeric if some value reads as a number, see [`prepare`]).
+    pub features: Option<Vec<String>>,
+    /// Declared bounds (response or covariates).
+    pub bounds: Vec<Bound>,
+    /// Clamp values outside their declared bounds instead of failing.
+    pub clamp: bool,
+    /// Prior standard deviation of every parameter (default `√10`: prior variance 10).
+    pub prior_sd: f64,
+}
+
+impl FitSpec {
+    /// The spec of `kind` on `response`, all other numeric columns, no bounds, prior sd `√10`.
+    pub fn new(kind: FitKind, response: &str) -> Self {
+        Self {
+            kind,
+            response: response.into(),
+            features: None,
+            bounds: Vec::new(),
+            clamp: false,
+            prior_sd: 10f64.sqrt(),
+        }
+    }
+}
+
+/// One of the fit models, ready for a sampler (it implements [`Model`] by delegation).
+#[derive(Clone, Debug)]
+pub enum FitModel {
+    /// Logistic regression.
+    Logistic(LogisticModel),
+    /// Poisson regression.
+    Poisson(PoissonRegression),
+    /// Linear regression or Gaussian mean.
+    Linear(LinearRegression),
+}
+
+/// `f(m)` on the model inside `self`.
+macro_rules! on {
+    ($self:expr, $m:ident => $e:expr) => {
+        match $self {
+            FitModel::Logistic($m) => $e,
+            FitModel::Poisson($m) => $e,
+            FitModel::Linear($m) => $e,
+        }
+    };
+}
+
+impl Model for FitModel {
+    fn dim(&self) -> usize {
+        on!(self, m => m.dim())
+    }
+    fn n_rows(&self) -> usize {
+        on!(self, m => m.n_rows())
+    }
+    fn param_names(&self) -> Vec<String> {
+        on!(self, m => m.param_names())
+    }
+    fn tempering(&self) -> f64 {
+        on!(self, m => m.tempering())
+    }
+    fn public_lipschitz(&self) -> Option<f64> {
+        on!(self, m => m.public_lipschitz())
+    }
+    fn log_prior(&self, theta: &[f64]) -> f64 {
+        on!(self, m => m.log_prior(theta))
+    }
+    fn grad_log_prior(&self, theta: &[f64], grad: &mut [f64]) {
+        on!(self, m => m.grad_log_prior(theta, grad))
+    }
+    fn log_lik_row(&self, theta: &[f64], row: usize) -> f64 {
+        on!(self, m => m.log_lik_row(theta, row))
+    }
+    fn has_gradient(&self) -> bool {
+        on!(self, m => m.has_gradient())
+    }
+    fn grad_log_lik_row(&self, theta: &[f64], row: usize, grad: &mut [f64]) -> Result<()> {
+        on!(self, m => m.grad_log_lik_row(theta, row, grad))
+    }
+    fn has_direct_ratio(&self) -> bool {
+        on!(self, m => m.has_direct_ratio())
+    }
+    fn log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
+        on!(self, m => m.log_lik_rows(theta, start, out))
+    }
+    fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
+        on!(self, m => m.log_lik_ratio_rows(theta, theta_new, start, out))
+    }
+    fn log_lik_ratio_indexed(&self, theta: &[f64], new: &[f64], rows: &[usize], out: &mut [f64]) {
+        on!(self, m => m.log_lik_ratio_indexed(theta, new, rows, out))
+    }
+    fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
+        on!(self, m => m.grad_log_lik_rows(theta, start, out))
+    }
+    fn has_column_gradients(&self) -> bool {
+        on!(self, m => m.has_column_gradients())
+    }
+    fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
+        on!(self, m => m.grad_log_lik_cols(theta, start, out))
+    }
+    fn has_gradient_sum(&self) -> bool {
+        on!(self, m => m.has_gradient_sum())
+    }
+    fn grad_log_lik_sum(&self, theta: &[f64], out: &mut [f64]) -> Result<()> {
+        on!(self, m => m.grad_log_lik_sum(theta, out))
+    }
+}
+
+/// The column names of `df`.
+fn names(df: &DataFrame) -> Vec<String> {
+    df.get_column_names()
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// Whether a column is a covariate by default: numbers or booleans, or text of which some
+/// value reads as a number (a numeric column with a stray word, which [`column`] then reports
+/// by row, rather than silently leaving it out). Pure text columns (names, ids) are skipped.
+fn looks_numeric(c: &Column) -> bool {
+    match c.str() {
+        Ok(text) => text
+            .iter()
+            .flatten()
+            .any(|v| v.trim().parse::<f64>().is_ok()),
+        Err(_) => c.dtype().is_primitive_numeric() || c.dtype() == &DataType::Boolean,
+    }
+}
+
+/// Column `name` as finite f64 values; errors name the column and the first bad row.
+fn column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
+    let col = df.column(name).map_err(|_| {
+        Error::InvalidData(format!(
+            "no column `{name}`; the data have {}",
+            names(df).join(", ")
+        ))
+    })?;
+    if let Ok(text) = col.str() {
+        // A numeric column with a stray word reads as text: name the first such row.
+        if let Some((j, v)) = text
+            .iter()
+            .enumerate()
+            .find(|(_, v)| v.is_some_and(|v| v.trim().parse::<f64>().is_err()))
+        {
+            return Err(Error::InvalidData(format!(
+                "column `{name}` is not numeric: row {j} holds {:?}; fix that value or leave the column out",
+                v.unwrap_or_default()
+            )));
+        }
+    }
+    let mut values = numeric_columns(df, &[name])?;
+    Ok(values.pop().unwrap_or_default())
+}
+
+/// The response and covariates of `spec` from `df`, checked, clamped or checked against the
+/// declared bounds, as the chosen model (regressions get an `intercept` column first; the
+/// parameters are named `intercept`, the covariates, and `log_sigma` for linear models).
+///
+/// Errors (naming the column and, where one exists, the row): a missing column (the
+/// available ones are listed), a non-numeric column, a null, NaN or infinite value, a
+/// response that is not 0/1 (logistic) or not a count (poisson), a value outside its
+/// declared bounds (unless `clamp`), bounds on a column that is not used, covariates for
+/// `gaussian-mean`, or no covariate left for a regression.
+///
+/// Without `features`, every other column of numbers or booleans is a covariate, and so is a
+/// text column of which some value reads as a number (a numeric column with a stray word is
+/// an error naming that row, never silently dropped); pure text columns are skipped.
+pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
+    crate::error::check::positive("--prior-sd", spec.prior_sd)?;
+    let prior_var = spec.prior_sd * spec.prior_sd;
+    let features: Vec<String> = match (&spec.features, spec.kind) {
+        (Some(f), FitKind::GaussianMean) if !f.is_empty() => {
+            return Err(Error::invalid(
+                "--features",
+                f.join(","),
+                "gaussian-mean has no covariates: leave --features out",
+            ));
+        }
+        (_, FitKind::GaussianMean) => Vec::new(),
+        (Some(f), _) => f.clone(),
+        (None, _) => df
+            .columns()
+            .iter()
+            .filter(|c| c.name().as_str() != spec.response && looks_numeric(c))
+            .map(|c| c.name().to_string())
+            .collect(),
+    };
+    if spec.kind != FitKind::GaussianMean && features.is_empty() {
+        return Err(Error::InvalidData(format!(
+            "no covariate column besides the response `{}`; name them with --features",
+            spec.response
+        )));
+    }
+    if let Some(f) = features.iter().find(|f| **f == spec.response) {
+        return Err(Error::invalid(
+            "--features",
+            f,
+            "the response cannot also be a covariate",
+        ));
+    }
+    let used: Vec<&String> = std::iter::once(&spec.response).chain(&features).collect();
+    if let Some(b) = spec.bounds.iter().find(|b| !used.contains(&&b.column)) {
+        return Err(Error::invalid(
+            "--bounds",
+            &b.column,
+            "bounds name a column that is neither the response nor a covariate",
+        ));
+    }
+    if df.height() == 0 {
+        return Err(Error::InvalidData(
+            "the data have no rows: a fit needs at least one".into(),
+        ));
+    }
+    let bounded = |name: &str| -> Result<Vec<f64>> {
+        let mut v = column(df, name)?;
+        if let Some(b) = spec.bounds.iter().find(|b| b.column == name) {
+            apply_bound(&mut v, b, spec.clamp)?;
+        }
+        Ok(v)
+    };
+    let y = bounded(&spec.response)?;
+    let mut cols = vec![vec![1.0; df.height()]];
+    let mut box_bounds = vec![(1.0, 1.0)];
+    for f in &features {
+        cols.push(bounded(f)?);
+        if let Some(b) = spec.bounds.iter().find(|b| &b.column == f) {
+            box_bounds.push((b.lo, b.hi));
+        }
+    }
+    let mut param_names: Vec<String> = std::iter::once("intercept".to_string())
+        .chain(features.iter().cloned())
+        .collect();
+    let response = |e: Error| match e {
+        Error::InvalidData(m) => Error::InvalidData(m.replacen(
+            "y has",
+            &format!("response column `{}` has", spec.response),
+            1,
+        )),
+        other => other,
+    };
+    Ok(match spec.kind {
+        FitKind::Logistic => {
+            let m = LogisticModel::new(ColumnData::from_columns(cols)?, &y, prior_var)
+                .map_err(response)?
+                .with_param_names(param_names)?;
+            // The public Lipschitz bound needs a declared range for every covariate.
+            if box_bounds.len() == features.len() + 1 {
+                FitModel::Logistic(m.with_public_feature_bounds(&box_bounds)?)
+            } else {
+                FitModel::Logistic(m)
+            }
+        }
+        FitKind::Poisson => FitModel::Poisson(
+            PoissonRegression::new(ColumnData::from_columns(cols)?, &y, prior_var)
+                .map_err(response)?
+                .with_param_names(param_names)?,
+        ),
+        FitKind::Linear => {
+            param_names.push("log_sigma".into());
+            FitModel::Linear(
+                LinearRegression::new(ColumnData::from_columns(cols)?, &y, prior_var)
+                    .map_err(response)?
+                    .with_param_names(param_names)?,
+            )
+        }
+        FitKind::GaussianMean => {
+            FitModel::Linear(LinearRegression::gaussian_mean(&y, prior_var).map_err(response)?)
+        }
+    })
+}
+
+/// Checks `v` against `b` (an error naming the column and row) or, with `clamp`, clamps it.
+fn apply_bound(v: &mut [f64], b: &Bound, clamp: bool) -> Result<()> {
+    if clamp {
+        for x in v.iter_mut() {
+            *x = x.clamp(b.lo, b.hi);
+        }
+        return Ok(());
+    }
+    if let Some(j) = v.iter().position(|x| !(b.lo..=b.hi).contains(x)) {
+        return Err(Error::InvalidData(format!(
+            "column `{}` has the value {} at row {j}, outside its declared bounds [{}, {}]; \
+             widen the bounds, fix the value, or pass --clamp to clamp values to the bounds",
+            b.column,
+            v[j],
+            num(b.lo),
+            num(b.hi)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn df() -> DataFrame {
+        df!(
+            "y" => [0.0, 1.0, 1.0, 0.0],
+            "count" => [0i64, 3, 1, 7],
+            "a" => [0.5, -0.5, 1.5, 0.0],
+            "b" => [1i64, 2, 3, 4],
+            "name" => ["p", "q", "r", "s"],
+        )
+        .unwrap()
+    }
+
+    fn err(spec: &FitSpec) -> String {
+        prepare(&df(), spec).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn columns_and_names() {
+        let mut s = FitSpec::new(FitKind::Logistic, "y");
+        s.features = Some(vec!["a".into(), "b".into()]);
+        let m = prepare(&df(), &s).unwrap();
+        assert_eq!(m.param_names(), ["intercept", "a", "b"]);
+        assert_eq!(m.public_lipschitz(), None); // no declared bounds
+        // Default features: every other numeric column (`name` is text, left out).
+        let m = prepare(&df(), &FitSpec::new(FitKind::Linear, "a")).unwrap();
+        assert_eq!(
+            m.param_names(),
+            ["intercept", "y", "count", "b", "log_sigma"]
+        );
+        let m = prepare(&df(), &FitSpec::new(FitKind::GaussianMean, "a")).unwrap();
+        assert_eq!(m.param_names(), ["mean", "log_sigma"]);
+        assert_eq!(m.n_rows(), 4);
+    }
+
+    #[test]
+    fn declared_bounds_give_the_public_bound_and_clamp_silently() {
+        let mut s = FitSpec::new(FitKind::Logistic, "y");
+        s.features = Some(vec!["a".into(), "b".into()]);
+        s.bounds = parse_bounds("a=-2:2,b=0:4").unwrap();
+        let m = prepare(&df(), &s).unwrap();
+        let l = m.public_lipschitz().unwrap();
+        assert!((l - 21f64.sqrt()).abs() < 1e-12, "{l}");
+        s.bounds = parse_bounds("a=-1:1,b=0:4").unwrap();
+        let e = err(&s);
+        assert!(
+            e.contains("`a`") && e.contains("row 2") && e.contains("--clamp"),
+            "{e}"
+        );
+        s.clamp = true;
+        let m = prepare(&df(), &s).unwrap();
+        // a = 1.5 became 1: the row's log-likelihood at θ = (0, 1, 0) is that of η = 1.
+        let want = 1.0 - (1.0 + 1f64.exp()).ln();
+        assert!((m.log_lik_row(&[0.0, 1.0, 0.0], 2) - want).abs() < 1e-12);
+        assert!((m.public_lipschitz().unwrap() - 18f64.sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bad_data_names_column_and_row() {
+        let mut s = FitSpec::new(FitKind::Logistic, "count");
+        s.features = Some(vec!["a".into()]);
+        let e = err(&s);
+        assert!(e.contains("`count`") && e.contains("row 1"), "{e}");
+        let mut s = FitSpec::new(FitKind::Poisson, "a");
+        s.features = Some(vec!["b".into()]);
+        let e = err(&s);
+        assert!(e.contains("`a`") && e.contains("row 0"), "{e}");
+        s.features = Some(vec!["nope".into()]);
+        let e = err(&s);
+        assert!(e.contains("`nope`") && e.contains("count, a, b"), "{e}");
+        s.features = Some(vec!["name".into()]);
+        let e = err(&s);
+        assert!(e.contains("`name`") && e.contains("row 0"), "{e}");
+        s.features = Some(vec!["a".into()]);
+        s.response = "a".into();
+        assert!(err(&s).contains("response"));
+        let mut s = FitSpec::new(FitKind::GaussianMean, "a");
+        s.features = Some(vec!["b".into()]);
+        assert!(err(&s).contains("--features"));
+        let mut s = FitSpec::new(FitKind::Linear, "a");
+        s.bounds = parse_bounds("name=0:1").unwrap();
+        assert!(err(&s).contains("--bounds"));
+        // A numeric column with a stray word is reported by row, not silently dropped.
+        let stray =
+            df!("y" => [1.0, 2.0, 3.0], "z" => ["1", "x", "2"], "id" => ["a", "b", "c"]).unwrap();
+        let e = prepare(&stray, &FitSpec::new(FitKind::Linear, "y"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`z`") && e.contains("row 1"), "{e}");
+        let nan = df!("y" => [1.0, f64::NAN], "x" => [1.0, 2.0]).unwrap();
+        let e = prepare(&nan, &FitSpec::new(FitKind::Linear, "y"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`y`") && e.contains("row 1"), "{e}");
+    }
+}

@@ -1,0 +1,189 @@
+//! What the regression models share: linear predictors `η = xᵀβ` over column-major covariates,
+//! their changes under a proposal, parameter names, and declared (public) covariate bounds.
+
+use crate::error::{Error, Result, num};
+use crate::models::ColumnData;
+
+/// Rows per block in the ratio and gradient loops (stack buffers; no allocation).
+pub(crate) const BLOCK: usize = 256;
+
+/// `η_j = Σ_i β_i x_ji` for rows `start .. start + out.len()` (column by column).
+pub(crate) fn eta_rows(x: &ColumnData, beta: &[f64], start: usize, out: &mut [f64]) {
+    out.fill(0.0);
+    let end = start + out.len();
+    for (i, &b) in beta.iter().enumerate() {
+        if b != 0.0 {
+            for (o, &v) in out.iter_mut().zip(&x.col(i)[start..end]) {
+                *o += b * v;
+            }
+        }
+    }
+}
+
+/// `Δη_j = Σ_{i: β'_i ≠ β_i} (β'_i − β_i) x_ji` for rows `start .. start + out.len()`: only
+/// the columns whose coefficient changed are read.
+pub(crate) fn eta_delta(
+    x: &ColumnData,
+    beta: &[f64],
+    beta_new: &[f64],
+    start: usize,
+    out: &mut [f64],
+) {
+    out.fill(0.0);
+    let end = start + out.len();
+    for (i, (&b, &b_new)) in beta.iter().zip(beta_new).enumerate() {
+        if b != b_new {
+            let db = b_new - b;
+            for (o, &v) in out.iter_mut().zip(&x.col(i)[start..end]) {
+                *o += db * v;
+            }
+        }
+    }
+}
+
+/// `η` of one row.
+#[inline]
+pub(crate) fn eta(x: &ColumnData, beta: &[f64], row: usize) -> f64 {
+    beta.iter()
+        .enumerate()
+        .map(|(i, b)| b * x.get(row, i))
+        .sum()
+}
+
+/// `names` checked to hold `expected` distinct, non-empty names.
+pub(crate) fn check_names(names: Vec<String>, expected: usize) -> Result<Vec<String>> {
+    if names.len() != expected {
+        return Err(Error::invalid(
+            "param_names",
+            names.join(","),
+            format!("the model has {expected} parameters: give one name per parameter"),
+        ));
+    }
+    for (k, n) in names.iter().enumerate() {
+        if n.is_empty() || names[..k].contains(n) {
+            return Err(Error::invalid(
+                "param_names",
+                names.join(","),
+                format!("name `{n}` is empty or repeated: give distinct, non-empty names"),
+            ));
+        }
+    }
+    Ok(names)
+}
+
+/// `bounds` checked to hold one finite `lo ≤ hi` per column of `x`, and every value of `x`
+/// within its column's bounds (a declared bound the data break would void the privacy
+/// guarantee built on it). `names` names the columns in errors.
+pub(crate) fn check_bounds(x: &ColumnData, bounds: &[(f64, f64)], names: &[String]) -> Result<()> {
+    if bounds.len() != x.n_cols() {
+        return Err(Error::invalid(
+            "bounds",
+            bounds.len(),
+            format!(
+                "give one (lo, hi) per covariate column ({} columns)",
+                x.n_cols()
+            ),
+        ));
+    }
+    for (i, &(lo, hi)) in bounds.iter().enumerate() {
+        let name = names
+            .get(i)
+            .map_or_else(|| format!("column {i}"), |n| format!("`{n}`"));
+        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+            return Err(Error::invalid(
+                "bounds",
+                format!("{}:{}", num(lo), num(hi)),
+                format!("the bounds of {name} must be finite with lo ≤ hi"),
+            ));
+        }
+        if let Some(j) = x.col(i).iter().position(|v| !(lo..=hi).contains(v)) {
+            return Err(Error::InvalidData(format!(
+                "{name} has the value {} at row {j}, outside its declared bounds [{}, {}]; \
+                 widen the bounds or clamp the data to them",
+                x.get(j, i),
+                num(lo),
+                num(hi)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `sqrt(Σ_i max(lo_i², hi_i²))`, rounded up: an upper bound on `‖x‖` for every `x` in the box.
+pub(crate) fn box_norm(bounds: &[(f64, f64)]) -> f64 {
+    let s: f64 = bounds.iter().map(|&(lo, hi)| (lo * lo).max(hi * hi)).sum();
+    // Each square and addition rounds by at most half an ulp, the square root by half an ulp
+    // more: a relative slack of (d + 2)·ε covers them all (pessimistic rounding).
+    let l = s.sqrt();
+    l * (1.0 + (bounds.len() as f64 + 2.0) * f64::EPSILON)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::models::Model;
+
+    /// Checks every fast path of `m` against its row-by-row log-likelihood at `theta` and
+    /// `theta_new` (which should differ in every coordinate): log-likelihood rows, ratio rows
+    /// (also for a one-coordinate change), and the three gradient layouts against central
+    /// finite differences (step 1e-6: truncation error ~1e-12·|f'''|, rounding ~1e-10·|f|,
+    /// so 1e-6 relative to the gradient's scale is a safe tolerance).
+    pub(crate) fn check_model(m: &impl Model, theta: &[f64], theta_new: &[f64]) {
+        let (n, d) = (m.n_rows(), m.dim());
+        let start = 5;
+        let len = n - start - 3; // more than one block, not from row 0, not to the end
+        let mut out = vec![0.0; len];
+        m.log_lik_rows(theta, start, &mut out);
+        for (k, &o) in out.iter().enumerate() {
+            assert!(
+                (o - m.log_lik_row(theta, start + k)).abs() < 1e-12,
+                "log_lik_rows row {k}"
+            );
+        }
+        let mut one = theta.to_vec();
+        one[d - 1] = theta_new[d - 1];
+        for new in [theta_new, &one[..]] {
+            m.log_lik_ratio_rows(theta, new, start, &mut out);
+            for (k, &o) in out.iter().enumerate() {
+                let want = m.log_lik_row(new, start + k) - m.log_lik_row(theta, start + k);
+                assert!(
+                    (o - want).abs() < 1e-11 * (1.0 + want.abs()),
+                    "ratio row {k}: {o} vs {want}"
+                );
+            }
+        }
+        let mut rows = vec![0.0; len * d];
+        m.grad_log_lik_rows(theta, start, &mut rows).unwrap();
+        let mut cols = vec![0.0; len * d];
+        assert!(m.has_column_gradients());
+        m.grad_log_lik_cols(theta, start, &mut cols).unwrap();
+        let mut g = vec![0.0; d];
+        let h = 1e-6;
+        for k in 0..len {
+            let j = start + k;
+            m.grad_log_lik_row(theta, j, &mut g).unwrap();
+            for i in 0..d {
+                assert!((rows[k * d + i] - g[i]).abs() < 1e-12, "grad rows {k},{i}");
+                assert!(
+                    (cols[i * len + k] - g[i]).abs() < 1e-12,
+                    "grad cols {k},{i}"
+                );
+                if k % 37 == 0 {
+                    let (mut up, mut dn) = (theta.to_vec(), theta.to_vec());
+                    up[i] += h;
+                    dn[i] -= h;
+                    let fd = (m.log_lik_row(&up, j) - m.log_lik_row(&dn, j)) / (2.0 * h);
+                    assert!(
+                        (fd - g[i]).abs() < 1e-6 * (1.0 + g[i].abs()),
+                        "fd {k},{i}: {fd} vs {}",
+                        g[i]
+                    );
+                }
+            }
+        }
+        assert!(
+            m.grad_log_lik_cols(theta, start, &mut vec![0.0; d + 1][..])
+                .is_err()
+                || d == 1
+        );
+    }
+}

@@ -1,0 +1,312 @@
+//! `dp-mcmc fit` end to end (issue 15 §6): a generated logistic data set (CSV and parquet) in,
+//! `draws.parquet` (ArviZ layout: `chain`, `draw`, one f64 column per parameter),
+//! `summary.csv` and `ledger.json` out; bad data exit 2 with one `error:` line naming the
+//! column and the row. Runs the built binary.
+
+use std::path::{Path, PathBuf};
+
+use dp_mcmc::polars::prelude::*;
+use serde_json::Value;
+
+/// Rows of the generated data set.
+const N: usize = 2000;
+
+/// A fresh folder for this test binary.
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dp-mcmc-fit-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `N` rows `y, x1, x2` of a logistic regression (intercept 0.5, slopes 1 and −0.5), the
+/// covariates in [−1, 1], from a fixed linear congruential generator; `edit(row, fields)`
+/// may change a row's three fields (as text) before it is written.
+fn logistic_csv(dir: &Path, name: &str, edit: impl Fn(usize, &mut [String; 3])) -> PathBuf {
+    let mut state = 12345u64;
+    let mut unif = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut text = String::from("y,x1,x2\n");
+    for j in 0..N {
+        let (x1, x2) = (2.0 * unif() - 1.0, 2.0 * unif() - 1.0);
+        let p = 1.0 / (1.0 + (-(0.5 + x1 - 0.5 * x2)).exp());
+        let y = u8::from(unif() < p);
+        let mut f = [y.to_string(), format!("{x1:.4}"), format!("{x2:.4}")];
+        edit(j, &mut f);
+        text.push_str(&f.join(","));
+        text.push('\n');
+    }
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Runs the built `dp-mcmc fit` with `args`: (exit status, stdout, stderr).
+fn fit(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dp-mcmc"))
+        .arg("fit")
+        .args(args)
+        .env("CI", "1")
+        .output()
+        .expect("run dp-mcmc");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The common flags of a small, fast fit writing to `out`.
+fn flags<'a>(data: &'a str, out: &'a str) -> Vec<&'a str> {
+    vec![
+        "--data",
+        data,
+        "--model",
+        "logistic",
+        "--response",
+        "y",
+        "--epsilon",
+        "1",
+        "--delta",
+        "1e-6",
+        "--chains",
+        "2",
+        "--seed",
+        "3",
+        "--out",
+        out,
+    ]
+}
+
+/// Checks the three outputs of a successful fit against its JSON.
+fn check_outputs(json: &Value, out: &Path) {
+    for key in [
+        "iterations",
+        "epsilon",
+        "delta",
+        "ledger",
+        "files",
+        "algorithm",
+        "warmup",
+    ] {
+        assert!(json.get(key).is_some(), "no `{key}` in {json}");
+    }
+    assert!(json["epsilon"].as_f64().unwrap() <= 1.0);
+    assert!(json["delta"].as_f64().unwrap() <= 1e-6);
+    let draws = out.join("draws.parquet");
+    assert_eq!(
+        json["files"]["draws"].as_str().unwrap(),
+        draws.to_str().unwrap()
+    );
+    let df = ParquetReader::new(std::fs::File::open(&draws).unwrap())
+        .finish()
+        .unwrap();
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(names, ["chain", "draw", "intercept", "x1", "x2"]);
+    assert_eq!(df.column("chain").unwrap().dtype(), &DataType::Int64);
+    assert_eq!(df.column("draw").unwrap().dtype(), &DataType::Int64);
+    for p in ["intercept", "x1", "x2"] {
+        assert_eq!(df.column(p).unwrap().dtype(), &DataType::Float64);
+    }
+    // chains × post-warm-up draws, `draw` counting from 0 within each chain.
+    let warmup = json["warmup"].as_u64().unwrap() as usize;
+    let kept: Vec<usize> = json["iterations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_u64().unwrap() as usize - warmup)
+        .collect();
+    assert_eq!(kept.len(), 2);
+    assert!(kept.iter().all(|&k| k > 0));
+    // Chains stopped early by --max-time are cut to the shortest (none here).
+    assert_eq!(kept[0], kept[1]);
+    assert_eq!(json["draws_per_chain"].as_u64(), Some(kept[0] as u64));
+    assert_eq!(df.height(), kept.iter().sum::<usize>());
+    let draw = df.column("draw").unwrap().i64().unwrap();
+    let chain = df.column("chain").unwrap().i64().unwrap();
+    assert_eq!((chain.get(0), draw.get(0)), (Some(0), Some(0)));
+    assert_eq!(draw.max(), Some(kept[0].max(kept[1]) as i64 - 1));
+    assert_eq!(chain.max(), Some(1));
+    let summary = dp_mcmc::frame::read_csv(out.join("summary.csv")).unwrap();
+    assert_eq!(summary.height(), 3);
+    let params: Vec<String> = summary
+        .column("parameter")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(params, ["intercept", "x1", "x2"]);
+    let header: Vec<String> = summary
+        .get_column_names()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "parameter",
+            "mean",
+            "sd",
+            "q5",
+            "q50",
+            "q95",
+            "rhat",
+            "ess_bulk",
+            "ess_tail"
+        ]
+    );
+    let ledger: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("ledger.json")).unwrap()).unwrap();
+    assert_eq!(ledger["epsilon"], json["epsilon"]);
+    // The JSON lists the parts (each with its ε share); the file holds the whole ledger.
+    assert_eq!(ledger["ledger"]["parts"], json["ledger"]);
+    let parts = json["ledger"].as_array().unwrap();
+    let names: Vec<&str> = parts.iter().map(|p| p["part"].as_str().unwrap()).collect();
+    assert!(
+        names.contains(&"sampling") && names.contains(&"initialisation"),
+        "{names:?}"
+    );
+    let shares: f64 = parts
+        .iter()
+        .map(|p| p["epsilon_share"].as_f64().unwrap())
+        .sum();
+    assert!(
+        (shares - json["epsilon"].as_f64().unwrap()).abs() < 1e-9,
+        "{shares}"
+    );
+}
+
+#[test]
+fn fit_writes_draws_summary_and_ledger_from_csv_and_parquet() {
+    let dir = temp_dir("ok");
+    let csv = logistic_csv(&dir, "data.csv", |_, _| {});
+    let out = dir.join("out-csv");
+    let mut args = flags(csv.to_str().unwrap(), out.to_str().unwrap());
+    args.extend(["--bounds", "x1=-1:1,x2=-1:1"]);
+    let (code, stdout, stderr) = fit(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    check_outputs(&json, &out);
+    // Bounds on every covariate: the clip bound is public, sqrt(1 + 1 + 1).
+    let l = json["public_lipschitz"].as_f64().unwrap();
+    assert!((l - 3f64.sqrt()).abs() < 1e-12, "{l}");
+
+    // The same data as parquet (no bounds: the clip bound is then bought with privacy).
+    let mut df = dp_mcmc::frame::read_csv(&csv).unwrap();
+    let pq = dir.join("data.parquet");
+    ParquetWriter::new(std::fs::File::create(&pq).unwrap())
+        .finish(&mut df)
+        .unwrap();
+    let out = dir.join("out-parquet");
+    let (code, stdout, stderr) = fit(&flags(pq.to_str().unwrap(), out.to_str().unwrap()));
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    check_outputs(&json, &out);
+    assert!(json["public_lipschitz"].is_null());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_data_exits_2_naming_the_column_and_row() {
+    let dir = temp_dir("bad");
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    let nan = logistic_csv(&dir, "nan.csv", |j, f| {
+        if j == 7 {
+            f[1] = "NaN".into();
+        }
+    });
+    let text = logistic_csv(&dir, "text.csv", |j, f| {
+        if j == 3 {
+            f[2] = "abc".into();
+        }
+    });
+    let nonbinary = logistic_csv(&dir, "nonbinary.csv", |j, f| {
+        if j == 5 {
+            f[0] = "2".into();
+        }
+    });
+    let outside = logistic_csv(&dir, "outside.csv", |j, f| {
+        if j == 9 {
+            f[1] = "1.5".into();
+        }
+    });
+    let good = logistic_csv(&dir, "good.csv", |_, _| {});
+    let p = |p: &PathBuf| p.to_str().unwrap().to_string();
+    let cases: Vec<(Vec<String>, Vec<&str>)> = vec![
+        (vec![p(&nan)], vec!["`x1`", "row 7"]),
+        (vec![p(&text)], vec!["`x2`", "row 3"]),
+        (
+            vec![p(&good), "--features".into(), "x1,nope".into()],
+            vec!["`nope`", "x1, x2"],
+        ),
+        (vec![p(&nonbinary)], vec!["`y`", "row 5"]),
+        (
+            vec![p(&outside), "--bounds".into(), "x1=-1:1".into()],
+            vec!["`x1`", "row 9", "--clamp"],
+        ),
+        (
+            vec![p(&good), "--model".into(), "probit".into()],
+            vec!["--model"],
+        ),
+        (
+            vec![p(&good), "--bounds".into(), "x1=1:-1".into()],
+            vec!["--bounds"],
+        ),
+        (
+            vec![p(&good), "--epsilon".into(), "-1".into()],
+            vec!["--epsilon"],
+        ),
+        (
+            vec![p(&good), "--delta".into(), "1".into()],
+            vec!["--delta"],
+        ),
+        (
+            vec![p(&good), "--algorithm".into(), "nuts".into()],
+            vec!["--algorithm"],
+        ),
+        (vec!["no/such.csv".into()], vec!["no/such.csv"]),
+        (vec![p(&good).replace(".csv", ".xlsx")], vec!["--data"]),
+    ];
+    for (extra, want) in cases {
+        // The first extra is the data file; later flag pairs replace or extend the defaults.
+        let mut args = flags(&extra[0], out);
+        for pair in extra[1..].chunks(2) {
+            match args.iter().position(|a| *a == pair[0]) {
+                Some(i) => args[i + 1] = &pair[1],
+                None => args.extend([pair[0].as_str(), pair[1].as_str()]),
+            }
+        }
+        let (code, stdout, stderr) = fit(&args);
+        let line = stderr.trim();
+        assert_eq!(code, 2, "{args:?}: {stdout} {stderr}");
+        assert!(
+            stdout.is_empty() && line.lines().count() == 1,
+            "{args:?}: {stderr}"
+        );
+        assert!(line.starts_with("error: "), "{line}");
+        for w in want {
+            assert!(line.contains(w), "{args:?}: `{w}` not in {line}");
+        }
+    }
+    // With --clamp the out-of-bounds value is clamped and the fit runs, without saying how
+    // many values were clamped.
+    let mut args = flags(outside.to_str().unwrap(), out);
+    args.extend(["--bounds", "x1=-1:1", "--clamp"]);
+    let (code, stdout, stderr) = fit(&args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        !stdout.contains("clamp") && !stderr.contains("clamp"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
