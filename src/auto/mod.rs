@@ -340,7 +340,7 @@ impl Auto {
                 // the quantile searches take a quarter of the initialisation's share
                 let (mu_steps, mu_quantiles) = (mu_init * 0.75, mu_init * 0.25);
                 let steps_per_round = self.init_steps.div_ceil(rounds);
-                // each step makes two releases
+                // a release per step and one per round (its Hessian)
                 let queries = f64::from(init::InitSettings::quantile_queries(
                     rounds,
                     public.is_some(),
@@ -348,7 +348,7 @@ impl Auto {
                 let settings = init::InitSettings {
                     rounds,
                     steps_per_round,
-                    z_step: ((2 * rounds * steps_per_round) as f64 / (2.0 * mu_steps)).sqrt(),
+                    z_step: ((rounds * (steps_per_round + 1)) as f64 / (2.0 * mu_steps)).sqrt(),
                     public_clip: public,
                     quantile: INIT_QUANTILE,
                     z_quantile: (queries / (2.0 * mu_quantiles)).sqrt(),
