@@ -33,7 +33,8 @@ pub struct DerivedSettings {
     pub tau_g: Option<f64>,
     /// Batch size of the minibatch samplers.
     pub batch_size: Option<usize>,
-    /// The first step (per coordinate) before warm-up.
+    /// The first step before warm-up: the RMS over coordinates of the proposal standard
+    /// deviations (DP HMC: the step size); each coordinate's is this times its `shape`.
     pub initial_step: f64,
 }
 
@@ -50,6 +51,9 @@ pub(crate) struct Public {
     /// A scale for the first step when no clip bound gives one (the initial point's last step
     /// lengths, or the public initial step).
     pub fallback_step: f64,
+    /// Relative scales of the coordinates (RMS 1), from the DP initial point's curvature:
+    /// proposal standard deviations (HMC: inverse square-root masses) in proportion to them.
+    pub shape: Vec<f64>,
     pub target_iterations: Option<usize>,
 }
 
@@ -70,7 +74,9 @@ pub(crate) fn derive(alg: AutoAlgorithm, p: &Public) -> Result<(Sampler, Derived
             let s = DpPenalty::builder()
                 .tau(tau)
                 .clip_bound(b)
-                .proposal_sd(StepSize::Scalar(step))
+                .proposal_sd(StepSize::PerCoordinate(
+                    p.shape.iter().map(|r| r * step).collect(),
+                ))
                 .accountant(Method::Pld);
             (
                 Sampler::DpPenalty(s),
@@ -97,7 +103,7 @@ pub(crate) fn derive(alg: AutoAlgorithm, p: &Public) -> Result<(Sampler, Derived
                 .tau_g(tau_g)
                 .leapfrog_steps(l)
                 .step_size(eta)
-                .mass(vec![1.0; p.d])
+                .mass(p.shape.iter().map(|r| 1.0 / (r * r)).collect())
                 .clip_bound(b)
                 .grad_clip_bound(b)
                 .accountant(Method::Pld);
@@ -121,7 +127,9 @@ pub(crate) fn derive(alg: AutoAlgorithm, p: &Public) -> Result<(Sampler, Derived
                 .tau(tau)
                 .clip_bound(b)
                 .batch_size(batch)
-                .proposal_sd(StepSize::Scalar(step))
+                .proposal_sd(StepSize::PerCoordinate(
+                    p.shape.iter().map(|r| r * step).collect(),
+                ))
                 .accountant(Method::Pld);
             (
                 Sampler::MinibatchPenalty(s),
@@ -139,7 +147,9 @@ pub(crate) fn derive(alg: AutoAlgorithm, p: &Public) -> Result<(Sampler, Derived
             let step = p.fallback_step;
             let s = DpBarker::builder()
                 .batch_size(batch)
-                .proposal_sd(StepSize::Scalar(step))
+                .proposal_sd(StepSize::PerCoordinate(
+                    p.shape.iter().map(|r| r * step).collect(),
+                ))
                 .accountant(Method::RdpExact);
             (
                 Sampler::DpBarker(s),

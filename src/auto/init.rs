@@ -170,7 +170,6 @@ impl Curvature {
     fn hessian(&self, k: usize) -> &[f64] {
         &self.h[k * self.d * self.d..(k + 1) * self.d * self.d]
     }
-
 }
 
 /// Row-major per-row gradients of rows `start .. start + len` into `out`, through the model's

@@ -124,8 +124,12 @@ pub struct AutoReport {
     pub clip: Option<ClipChoice>,
     /// Noise scale, batch size and first step of the sampler.
     pub sampler: DerivedSettings,
-    /// Standard deviation of the public jitter around the initial point, per coordinate.
+    /// Standard deviation of the public jitter around the initial point: this times each
+    /// coordinate's relative scale.
     pub jitter_sd: f64,
+    /// Relative scales of the coordinates (RMS 1) from the initial point's curvature: the
+    /// proposal's shape (DP HMC: its masses are their inverse squares).
+    pub shape: Vec<f64>,
     /// Iterations per chain (Algorithm 2) and warm-up iterations among them.
     pub iterations: usize,
     /// Warm-up iterations per chain.
@@ -401,9 +405,11 @@ impl Auto {
             })
         };
         let mu_before: f64 = before.iter().filter_map(|b| b.event.gaussian_mu()).sum();
+        // DP Barker's first step: the RMS of the initial point's posterior scale
         let fallback_step = initial_point.as_ref().map_or(self.init_step, |p| {
-            p.scale.iter().sum::<f64>() / p.scale.len() as f64
+            (p.scale.iter().map(|x| x * x).sum::<f64>() / p.scale.len() as f64).sqrt()
         });
+        let shape = shape(initial_point.as_ref(), d);
         let public_inputs = derive::Public {
             n,
             d,
@@ -415,6 +421,7 @@ impl Auto {
             mu_chains: (mu_total - mu_before).max(f64::MIN_POSITIVE),
             clip: clip.as_ref().map(|c| c.value),
             fallback_step,
+            shape: shape.clone(),
             target_iterations: self.target_iterations,
         };
         let (sampler, derived) = derive::derive(self.algorithm, &public_inputs)?;
@@ -424,9 +431,10 @@ impl Auto {
                 let mut r = chain_rng(self.seed, JITTER_STREAM + i);
                 center
                     .iter()
-                    .map(|c| {
+                    .zip(&shape)
+                    .map(|(c, s)| {
                         let z: f64 = StandardNormal.sample(&mut r);
-                        c + jitter_sd * z
+                        c + jitter_sd * s * z
                     })
                     .collect()
             })
@@ -467,10 +475,25 @@ impl Auto {
             clip,
             sampler: derived,
             jitter_sd,
+            shape,
             iterations,
             warmup,
             step_scales: run.chains.iter().map(|c| c.step_scale).collect(),
         });
         Ok(run)
     }
+}
+
+/// Relative coordinate scales (RMS 1) from the initial point's released curvature, clamped to
+/// [1e-3, 1e3]; all ones without an initial point.
+fn shape(p: Option<&InitialPoint>, d: usize) -> Vec<f64> {
+    let Some(p) = p else {
+        return vec![1.0; d];
+    };
+    let ok = |x: f64| x.is_finite() && x > 0.0;
+    if !p.scale.iter().all(|&x| ok(x)) {
+        return vec![1.0; d];
+    }
+    let rms = (p.scale.iter().map(|x| x * x).sum::<f64>() / d as f64).sqrt();
+    p.scale.iter().map(|x| (x / rms).clamp(1e-3, 1e3)).collect()
 }
