@@ -196,11 +196,11 @@ fn fit_writes_draws_summary_and_ledger_from_csv_and_parquet() {
     assert_eq!(code, 0, "{stderr}");
     let json: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
     check_outputs(&json, &out);
-    // Bounds on every covariate: the clip bound is public, sqrt(1 + 1 + 1).
+    // Bounds on every covariate: a public bound, sqrt(1 + 1 + 1), caps the DP clip bound.
     let l = json["public_lipschitz"].as_f64().unwrap();
     assert!((l - 3f64.sqrt()).abs() < 1e-12, "{l}");
 
-    // The same data as parquet (no bounds: the clip bound is then bought with privacy).
+    // The same data as parquet (no bounds: no public cap).
     let mut df = dp_mcmc::frame::read_csv(&csv).unwrap();
     let pq = dir.join("data.parquet");
     ParquetWriter::new(std::fs::File::create(&pq).unwrap())

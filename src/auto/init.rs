@@ -11,8 +11,9 @@
 //! - `H = Σ_j H_j + E`, `E` symmetric with `N(0, (2C_H·z)²)` entries on and above the diagonal:
 //!   one row substituted moves the upper triangle of `Σ H_j` by at most `‖H_j − H_j'‖_F ≤ 2C_H`;
 //!
-//! Gaussian mechanisms with noise multiplier `z` each; `H` is released once per round, at its
-//! start (it costs `d + 1` gradient passes), `G` at every step. The update is post-processing: the
+//! two Gaussian mechanisms per step with noise multiplier `z` each (`H` costs `d + 1` gradient
+//! passes; released once per round, a stale Hessian sent the steps off the curved bananas). The
+//! update is post-processing: the
 //! saddle-free Newton step `θ ← θ + |T·(−H) + P|⁻¹ (T·G + ∇ ln p(θ))`, with `T` the model's
 //! tempering, `P` the prior's curvature (finite differences of the public prior gradient) and
 //! `|A|` the matrix with the eigenvalues of `A` replaced by their absolute values, raised to the
@@ -38,7 +39,7 @@ use crate::samplers::pass::GradBuffer;
 pub(crate) struct InitSettings {
     pub rounds: usize,
     pub steps_per_round: usize,
-    /// Noise multiplier of each release (a step's gradient sum, a round's Hessian sum).
+    /// Noise multiplier of each of a step's two releases (gradient sum, Hessian sum).
     pub z_step: f64,
     /// The public per-row gradient bound, or `None` for a DP quantile each round.
     pub public_clip: Option<f64>,
@@ -55,7 +56,7 @@ impl InitSettings {
     /// The privacy event of everything [`dp_initial_point`] releases, and the number of noisy
     /// statistics.
     pub(crate) fn event(&self) -> (PrivacyEvent, u64) {
-        let releases = (self.rounds * (self.steps_per_round + 1)) as u64;
+        let releases = 2 * (self.rounds * self.steps_per_round) as u64;
         let quantiles = if self.public_clip.is_none() { 2 } else { 1 };
         let q = (quantiles * self.rounds) as u64 * u64::from(super::clip::QUERIES);
         let events = vec![
@@ -72,14 +73,14 @@ impl InitSettings {
     }
 }
 
-/// What [`dp_initial_point`] did: the point and the settings that made it.
+/// What the DP initial point computation did: the point and the settings that made it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InitialPoint {
     /// The DP point (released).
     pub point: Vec<f64>,
     /// The public start the steps left from.
     pub from: Vec<f64>,
-    /// Newton steps (each one Gaussian release, plus one Hessian release per round).
+    /// Newton steps (each two Gaussian releases: gradient sum, Hessian sum).
     pub steps: usize,
     /// Per-row gradient clip bound `C` of each round (public, or a DP quantile at the round's
     /// start).
@@ -137,9 +138,9 @@ impl Curvature {
             &mut self.cols[..len * d],
         )?;
         self.shifted.copy_from_slice(theta);
-        for i in 0..d {
-            let e = 1e-6 * theta[i].abs().max(1.0);
-            self.shifted[i] = theta[i] + e;
+        for (i, &t) in theta.iter().enumerate() {
+            let e = 1e-6 * t.abs().max(1.0);
+            self.shifted[i] = t + e;
             gradients(
                 model,
                 &self.shifted,
@@ -147,7 +148,7 @@ impl Curvature {
                 &mut self.plus[..len * d],
                 &mut self.cols[..len * d],
             )?;
-            self.shifted[i] = theta[i];
+            self.shifted[i] = t;
             for k in 0..len {
                 for a in 0..d {
                     self.h[k * d * d + a * d + i] = (self.plus[k * d + a] - self.g[k * d + a]) / e;
@@ -262,31 +263,32 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
         }
         let hclip = super::clip::dp_quantile_of(hnorms, HESSIAN_QUANTILE, s.z_quantile, rng)?;
         hessian_clips.push(hclip);
-        // the round's curvature: released once, at the round's start
-        let mut h = DMatrix::<f64>::zeros(d, d);
-        let mut start = 0;
-        while start < n {
-            let len = CHUNK.min(n - start);
-            cur.chunk(model, &theta, start, len)?;
-            for k in 0..len {
-                let hk = cur.hessian(k);
-                let ch = clip_factor(norm(hk), hclip);
-                for a in 0..d {
-                    for b in a..d {
-                        h[(a, b)] += ch * hk[a * d + b];
-                    }
-                }
-            }
-            start += len;
-        }
-        for a in 0..d {
-            for b in a..d {
-                h[(a, b)] += 2.0 * hclip * z * normal(rng);
-                h[(b, a)] = h[(a, b)];
-            }
-        }
         let floor = 2.0 * (d as f64).sqrt() * 2.0 * hclip * z * t_temp;
         for _ in 0..s.steps_per_round {
+            // the curvature at the current point (a stale one sends Newton steps off a curved
+            // posterior), then the gradient
+            let mut h = DMatrix::<f64>::zeros(d, d);
+            let mut start = 0;
+            while start < n {
+                let len = CHUNK.min(n - start);
+                cur.chunk(model, &theta, start, len)?;
+                for k in 0..len {
+                    let hk = cur.hessian(k);
+                    let ch = clip_factor(norm(hk), hclip);
+                    for a in 0..d {
+                        for b in a..d {
+                            h[(a, b)] += ch * hk[a * d + b];
+                        }
+                    }
+                }
+                start += len;
+            }
+            for a in 0..d {
+                for b in a..d {
+                    h[(a, b)] += 2.0 * hclip * z * normal(rng);
+                    h[(b, a)] = h[(a, b)];
+                }
+            }
             let mut g = vec![0.0; d];
             grads.clipped_grad_sum(model, &theta, clip, &mut g)?;
             for x in g.iter_mut() {
@@ -374,23 +376,15 @@ mod tests {
             quantile: 0.9,
             z_quantile: 1.0,
         };
-        let p = dp_initial_point(&model, &[0.0, 0.0], &set(50.0), &mut rng).unwrap();
-        let err = p
-            .point
-            .iter()
-            .zip(&mean)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
-        assert!(err < 0.03, "{p:?} vs {mean:?}");
-        let p = dp_initial_point(&model, &[0.0, 0.0], &set(1e6), &mut rng).unwrap();
-        let err = p
-            .point
-            .iter()
-            .zip(&mean)
-            .map(|(a, b)| (a - b).abs())
-            .fold(0.0, f64::max);
-        assert!(err > 0.1, "{p:?}");
+        let mut err = |z| {
+            let p = dp_initial_point(&model, &[0.0, 0.0], &set(z), &mut rng).unwrap();
+            let e = p.point.iter().zip(&mean).map(|(a, b)| (a - b).abs());
+            e.fold(0.0, f64::max)
+        };
+        let (good, drowned) = (err(50.0), err(1e6));
+        assert!(good < 0.03, "{good} vs {mean:?}");
+        assert!(drowned > 0.1, "{drowned}");
         assert!(dp_initial_point(&model, &[0.0], &set(50.0), &mut rng).is_err());
-        assert_eq!(set(50.0).event().1, 2 * 21 + 2 * 9);
+        assert_eq!(set(50.0).event().1, 80 + 2 * 9);
     }
 }

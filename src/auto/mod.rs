@@ -4,9 +4,10 @@
 //! [`Auto`] does every data-dependent step under differential privacy and charges it to one
 //! ledger ([`crate::samplers::Ledger`], `Run::privacy`):
 //!
-//! 1. **clip bounds**: a public bound declared by the model ([`Model::public_lipschitz`], e.g.
-//!    from declared feature ranges) costs nothing; without one, a DP quantile of the per-row
-//!    gradient norms (`clip.rs`), charged as `"clip bound"`;
+//! 1. **clip bounds**: a DP quantile of the per-row gradient norms (`clip.rs`), charged as
+//!    `"clip bound"`, capped by the model's public bound where it declares one
+//!    ([`Model::public_lipschitz`], e.g. from declared feature ranges; it alone is used, for
+//!    free, by models without gradients);
 //! 2. **a DP initial point** (`init.rs`): noisy clipped gradient steps from a public start
 //!    (default: the origin), charged as `"initialisation"`; chains start from it with public
 //!    jitter;
@@ -100,7 +101,8 @@ impl AutoAlgorithm {
 pub struct ClipChoice {
     /// The bound.
     pub value: f64,
-    /// `"public"` (declared by the model, free) or `"dp-quantile"`.
+    /// `"dp-quantile"`, `"public (below the DP quantile)"` (a declared bound smaller than the
+    /// quantile), or `"public"` (no gradients for a quantile, or no share for it: free).
     pub source: String,
     /// The quantile of the per-row gradient norms it estimates (DP quantile only).
     pub quantile: Option<f64>,
@@ -159,7 +161,7 @@ pub struct Auto {
     pub start: Option<Vec<f64>>,
     /// Shares of the budget before the chains.
     pub split: BudgetSplit,
-    /// Gauss-Newton steps of the DP initial point, in four rounds (default 16).
+    /// Newton steps of the DP initial point, in four rounds (default 16).
     pub init_steps: usize,
     /// First proposal standard deviation of DP Barker on a model without gradients (no DP
     /// initial point to take a scale from; default 0.1).
@@ -344,7 +346,7 @@ impl Auto {
                 // the quantile searches take a quarter of the initialisation's share
                 let (mu_steps, mu_quantiles) = (mu_init * 0.75, mu_init * 0.25);
                 let steps_per_round = self.init_steps.div_ceil(rounds);
-                // a release per step and one per round (its Hessian)
+                // two releases per step (gradient sum, Hessian sum)
                 let queries = f64::from(init::InitSettings::quantile_queries(
                     rounds,
                     public.is_some(),
@@ -352,7 +354,7 @@ impl Auto {
                 let settings = init::InitSettings {
                     rounds,
                     steps_per_round,
-                    z_step: ((rounds * (steps_per_round + 1)) as f64 / (2.0 * mu_steps)).sqrt(),
+                    z_step: ((2 * rounds * steps_per_round) as f64 / (2.0 * mu_steps)).sqrt(),
                     public_clip: public,
                     quantile: INIT_QUANTILE,
                     z_quantile: (queries / (2.0 * mu_quantiles)).sqrt(),
@@ -371,24 +373,13 @@ impl Auto {
         let center = initial_point
             .as_ref()
             .map_or_else(|| from.clone(), |p| p.point.clone());
+        // The sampler's clip bound: a DP quantile of the per-row gradient norms (capped by the
+        // public bound when one is declared: the worst case is often far above the typical
+        // row, and the noise scales with the bound), or the public bound alone when the model
+        // has no gradients or the split gives the quantile nothing.
         let clip = if self.algorithm == AutoAlgorithm::DpBarker {
             None
-        } else if let Some(l) = public {
-            Some(ClipChoice {
-                value: l,
-                source: "public".into(),
-                quantile: None,
-                noise_multiplier: None,
-            })
-        } else if !model.has_gradient() || self.split.clip_bound == 0.0 {
-            return Err(Error::invalid(
-                "clip bound",
-                "unset",
-                "this model declares no public bound (`Model::public_lipschitz`) and has no \
-                 per-row gradients for a DP quantile (or split.clip_bound is 0): declare bounds \
-                 on the data (e.g. feature ranges) or use DP Barker",
-            ));
-        } else {
+        } else if model.has_gradient() && self.split.clip_bound > 0.0 {
             let q = clip::QUERIES;
             let z = (f64::from(q) / (2.0 * self.split.clip_bound * mu_total)).sqrt();
             let value = clip::dp_quantile(model, &center, self.clip_quantile, z, &mut rng)?;
@@ -397,12 +388,31 @@ impl Auto {
                 releases: u64::from(q),
                 event: PrivacyEvent::gaussian(z).repeat(u64::from(q)),
             });
+            let (value, source) = match public {
+                Some(l) if l < value => (l, "public (below the DP quantile)"),
+                _ => (value, "dp-quantile"),
+            };
             Some(ClipChoice {
                 value,
-                source: "dp-quantile".into(),
+                source: source.into(),
                 quantile: Some(self.clip_quantile),
                 noise_multiplier: Some(z),
             })
+        } else if let Some(l) = public {
+            Some(ClipChoice {
+                value: l,
+                source: "public".into(),
+                quantile: None,
+                noise_multiplier: None,
+            })
+        } else {
+            return Err(Error::invalid(
+                "clip bound",
+                "unset",
+                "this model declares no public bound (`Model::public_lipschitz`) and has no \
+                 per-row gradients for a DP quantile (or split.clip_bound is 0): declare bounds \
+                 on the data (e.g. feature ranges) or use DP Barker",
+            ));
         };
         let mu_before: f64 = before.iter().filter_map(|b| b.event.gaussian_mu()).sum();
         // DP Barker's first step: the RMS of the initial point's posterior scale

@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BudgetSplit {
-    /// The DP initial point (noisy clipped Gauss-Newton steps and their clip bounds): default 0.2.
+    /// The DP initial point (noisy clipped Newton steps and their clip bounds): default 0.2.
     pub initialisation: f64,
     /// Each DP clip bound (a DP quantile of per-row gradient norms), when no public bound is
     /// declared: default 0.05.

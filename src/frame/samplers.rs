@@ -16,18 +16,24 @@ fn draw_number(step: usize) -> Result<u32> {
 
 impl Run {
     /// Draws: columns `chain` (u32), `draw` (u32, 1-based step index; with `.thin(k)` the
-    /// saved steps 1, k+1, 2k+1, …), one f64 column per parameter (named by the model). Wide
-    /// format: `group_by("chain")` works directly.
+    /// saved steps 1, k+1, 2k+1, …), for a run with warm-up (`Run::warmup > 0`, e.g. `auto`
+    /// runs) a boolean `warmup` (the draw's step adapted the step scale; `Run::summary` leaves
+    /// those rows out), then one f64 column per parameter (named by the model). Wide format:
+    /// `group_by("chain")` works directly.
     pub fn draws(&self) -> Result<DataFrame> {
         let d = self.dim();
         let total: usize = self.chains.iter().map(|c| c.len()).sum();
         let mut chain = Vec::with_capacity(total);
         let mut draw = Vec::with_capacity(total);
         let mut params: Vec<Vec<f64>> = vec![Vec::with_capacity(total); d];
+        let mut warmup = Vec::with_capacity(if self.warmup > 0 { total } else { 0 });
         for (i, c) in self.chains.iter().enumerate() {
             for (k, row) in c.draws.chunks_exact(d.max(1)).enumerate() {
                 chain.push(i as u32);
                 draw.push(draw_number(c.step_of(k))?);
+                if self.warmup > 0 {
+                    warmup.push(c.step_of(k) < self.warmup);
+                }
                 for (p, v) in params.iter_mut().zip(row) {
                     p.push(*v);
                 }
@@ -37,6 +43,9 @@ impl Run {
             Column::new("chain".into(), chain),
             Column::new("draw".into(), draw),
         ];
+        if self.warmup > 0 {
+            cols.push(Column::new("warmup".into(), warmup));
+        }
         for (name, values) in self.param_names.iter().zip(params) {
             cols.push(Column::new(name.as_str().into(), values));
         }
@@ -152,4 +161,40 @@ impl Run {
         ])?;
         Ok(df)
     }
+}
+
+/// The posterior summaries of several runs stacked, with a `label` column first (e.g. the ε
+/// of each run, or `"non-private"`): `label`, `param`, `mean`, `sd`, `q05`, `q95`, … as
+/// [`Run::summary`] (warm-up draws left out). The input of
+/// [`plots::posterior::interval_plot`](crate::plots).
+///
+/// ```
+/// use dp_mcmc::frame::samplers::interval_table;
+/// use dp_mcmc::models::testing::IsotropicGaussian;
+/// use dp_mcmc::samplers::Rwmh;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let model = IsotropicGaussian::generate(200, 1, 1);
+/// let run = Rwmh::builder().proposal_sd(0.1).iterations(50).chains(2).start(vec![0.0])
+///     .progress(false).run(&model)?;
+/// let t = interval_table(&[("a", &run), ("b", &run)])?;
+/// assert_eq!(t.height(), 2);
+/// assert!(interval_table(&[]).is_err());
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// No runs, or a run whose summary fails (e.g. no draws).
+pub fn interval_table(runs: &[(&str, &Run)]) -> Result<DataFrame> {
+    let mut out: Option<DataFrame> = None;
+    for (label, run) in runs {
+        let s = run.summary()?;
+        let mut cols = vec![Column::new("label".into(), vec![*label; s.height()])];
+        cols.extend(s.columns().iter().cloned());
+        let s = DataFrame::new_infer_height(cols)?;
+        out = Some(match out {
+            None => s,
+            Some(o) => o.vstack(&s)?,
+        });
+    }
+    out.ok_or_else(|| Error::InvalidData("no runs: give at least one (label, run)".into()))
 }

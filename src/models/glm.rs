@@ -43,6 +43,51 @@ pub(crate) fn eta_delta(
 
 /// `η` of one row.
 #[inline]
+/// Row-major per-row gradients of a GLM block: `g_k[i] = f_k · x_{s+k, i}` for the first
+/// `cols` coefficients, `block` holding `f.len()` rows of `d` values (`d ≥ cols`; the other
+/// entries are left alone).
+pub(crate) fn slopes_times_x(
+    x: &ColumnData,
+    s: usize,
+    f: &[f64],
+    block: &mut [f64],
+    d: usize,
+    cols: usize,
+) {
+    let len = f.len();
+    for i in 0..cols {
+        for ((g, &fk), &xv) in block
+            .chunks_exact_mut(d)
+            .zip(f.iter())
+            .zip(&x.col(i)[s..s + len])
+        {
+            g[i] = fk * xv;
+        }
+    }
+}
+
+/// Column-major per-row gradients of a GLM chunk: on entry `f` (column 0 of the output) holds
+/// the slopes `f_k`, `rest` the columns `1 .. cols` after it (each `f.len()` long); on exit
+/// column `i` holds `f_k · x_{start+k, i}` for every `i < cols`.
+pub(crate) fn slopes_times_x_cols(
+    x: &ColumnData,
+    start: usize,
+    f: &mut [f64],
+    rest: &mut [f64],
+    cols: usize,
+) {
+    let len = f.len();
+    let end = start + len;
+    for (i, col) in (1..cols).zip(rest.chunks_exact_mut(len)) {
+        for ((g, &fk), &xv) in col.iter_mut().zip(f.iter()).zip(&x.col(i)[start..end]) {
+            *g = fk * xv;
+        }
+    }
+    for (g, &xv) in f.iter_mut().zip(&x.col(0)[start..end]) {
+        *g *= xv;
+    }
+}
+
 pub(crate) fn eta(x: &ColumnData, beta: &[f64], row: usize) -> f64 {
     beta.iter()
         .enumerate()

@@ -204,15 +204,7 @@ impl Model for LinearRegression {
             for (g, &hk) in block.chunks_exact_mut(d).zip(h.iter()) {
                 g[p] = hk;
             }
-            for i in 0..p {
-                for ((g, &fk), &x) in block
-                    .chunks_exact_mut(d)
-                    .zip(f.iter())
-                    .zip(&self.x.col(i)[s0..s0 + len])
-                {
-                    g[i] = fk * x;
-                }
-            }
+            super::glm::slopes_times_x(&self.x, s0, f, block, d, p);
         }
         Ok(())
     }

@@ -260,15 +260,7 @@ impl Model for LogisticModel {
                 *fk = y - 1.0 / (1.0 + (-*fk).exp());
             }
             let block = &mut out[b * BLOCK * d..(b * BLOCK + len) * d];
-            for i in 0..d {
-                for ((g, &fk), &x) in block
-                    .chunks_exact_mut(d)
-                    .zip(f.iter())
-                    .zip(&self.x.col(i)[s..s + len])
-                {
-                    g[i] = fk * x;
-                }
-            }
+            super::glm::slopes_times_x(&self.x, s, f, block, d, d);
         }
         Ok(())
     }
@@ -287,14 +279,7 @@ impl Model for LogisticModel {
         for (fk, &y) in f.iter_mut().zip(&self.y[start..end]) {
             *fk = y - 1.0 / (1.0 + (-*fk).exp());
         }
-        for (i, col) in (1..d).zip(rest.chunks_exact_mut(len)) {
-            for ((g, &fk), &x) in col.iter_mut().zip(f.iter()).zip(&self.x.col(i)[start..end]) {
-                *g = fk * x;
-            }
-        }
-        for (g, &x) in f.iter_mut().zip(&self.x.col(0)[start..end]) {
-            *g *= x;
-        }
+        super::glm::slopes_times_x_cols(&self.x, start, f, rest, d);
         Ok(())
     }
 }

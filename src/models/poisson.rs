@@ -184,15 +184,7 @@ impl Model for PoissonRegression {
             let f = &mut f[..len];
             self.slope_rows(theta, s, f);
             let block = &mut out[b * BLOCK * d..(b * BLOCK + len) * d];
-            for i in 0..d {
-                for ((g, &fk), &x) in block
-                    .chunks_exact_mut(d)
-                    .zip(f.iter())
-                    .zip(&self.x.col(i)[s..s + len])
-                {
-                    g[i] = fk * x;
-                }
-            }
+            super::glm::slopes_times_x(&self.x, s, f, block, d, d);
         }
         Ok(())
     }
@@ -204,18 +196,10 @@ impl Model for PoissonRegression {
     fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
         let d = self.dim();
         let len = super::gradient_rows("grad_log_lik_cols output (a multiple of d)", out.len(), d)?;
-        let end = start + len;
         // Column 0 first holds f_k = y_k − e^{η_k}; it is overwritten last.
         let (f, rest) = out.split_at_mut(len);
         self.slope_rows(theta, start, f);
-        for (i, col) in (1..d).zip(rest.chunks_exact_mut(len)) {
-            for ((g, &fk), &x) in col.iter_mut().zip(f.iter()).zip(&self.x.col(i)[start..end]) {
-                *g = fk * x;
-            }
-        }
-        for (g, &x) in f.iter_mut().zip(&self.x.col(0)[start..end]) {
-            *g *= x;
-        }
+        super::glm::slopes_times_x_cols(&self.x, start, f, rest, d);
         Ok(())
     }
 }

@@ -561,7 +561,7 @@ pub fn trace_plot(draws: &DataFrame) -> Result<Plot> {
         .get_column_names()
         .iter()
         .map(|s| s.to_string())
-        .filter(|s| s != "chain" && s != "draw")
+        .filter(|s| s != "chain" && s != "draw" && s != "warmup")
         .take(8)
         .collect();
     if params.is_empty() {

@@ -133,3 +133,79 @@ pub fn figure_4_1(t: &HmcTrajectory) -> Result<Plot> {
     );
     Ok(plot)
 }
+
+/// Posterior means with their 5-95 % intervals, one marker series per label, parameters on the
+/// x axis: the figure of [`crate::frame::samplers::interval_table`] (columns `label`, `param`,
+/// `mean`, `q05`, `q95`), e.g. the same model at several ε beside its non-private posterior.
+///
+/// ```
+/// use dp_mcmc::plots::posterior::interval_plot;
+/// use dp_mcmc::polars::prelude::*;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let df = df!("label" => ["ε = 1", "ε = 1"], "param" => ["a", "b"],
+///              "mean" => [0.0, 1.0], "q05" => [-1.0, 0.5], "q95" => [1.0, 1.5])?;
+/// let plot = interval_plot(&df)?;
+/// assert!(plot.to_json().contains("arrayminus"));
+/// assert!(interval_plot(&df.drop("q95")?).is_err());
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// A missing or mistyped column.
+pub fn interval_plot(df: &polars::prelude::DataFrame) -> Result<Plot> {
+    use super::common::{f64_column, str_column};
+    use plotly::common::{ErrorData, ErrorType, Title};
+    use plotly::layout::Layout;
+    let label = str_column(df, "label")?;
+    let param = str_column(df, "param")?;
+    let (mean, lo, hi) = (
+        f64_column(df, "mean")?,
+        f64_column(df, "q05")?,
+        f64_column(df, "q95")?,
+    );
+    let mut labels: Vec<&String> = Vec::new();
+    for l in &label {
+        if !labels.contains(&l) {
+            labels.push(l);
+        }
+    }
+    let mut params: Vec<&String> = Vec::new();
+    for p in &param {
+        if !params.contains(&p) {
+            params.push(p);
+        }
+    }
+    let mut plot = Plot::new();
+    let n = labels.len().max(1) as f64;
+    for (li, l) in labels.iter().enumerate() {
+        let rows: Vec<usize> = (0..label.len()).filter(|&i| &label[i] == *l).collect();
+        // each parameter at an integer position, the series side by side around it
+        let dodge = (li as f64 - (n - 1.0) / 2.0) * 0.7 / n;
+        let x: Vec<f64> = rows
+            .iter()
+            .map(|&i| params.iter().position(|p| **p == param[i]).unwrap_or(0) as f64 + dodge)
+            .collect();
+        let trace = Scatter::new(x, rows.iter().map(|&i| mean[i]).collect())
+            .mode(Mode::Markers)
+            .name(l.as_str())
+            .error_y(
+                ErrorData::new(ErrorType::Data)
+                    .symmetric(false)
+                    .array(rows.iter().map(|&i| hi[i] - mean[i]).collect())
+                    .array_minus(rows.iter().map(|&i| mean[i] - lo[i]).collect()),
+            );
+        plot.add_trace(trace);
+    }
+    let ticks: Vec<f64> = (0..params.len()).map(|i| i as f64).collect();
+    let text: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+    plot.set_layout(
+        Layout::new()
+            .title(Title::with_text("Posterior means and 5-95 % intervals"))
+            .x_axis(
+                plotly::layout::Axis::new()
+                    .tick_values(ticks)
+                    .tick_text(text),
+            ),
+    );
+    Ok(plot)
+}
