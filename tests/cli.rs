@@ -517,6 +517,20 @@ fn cli_bad_values_exit_2_naming_the_flag() {
         &format!("{s} dp-penalty --epsilon 4 --chains 0"),
         Fails("--chains"),
     );
+    // --auto derives the tuning itself: tuning flags, non-DP algorithms, a missing ε are errors
+    for (flags, flag) in [
+        ("dp-penalty --epsilon 1 --auto --tau 0.1", "--tau"),
+        (
+            "dp-penalty --epsilon 1 --auto --iterations 5",
+            "--iterations",
+        ),
+        ("rwmh --epsilon 1 --auto", "--algorithm"),
+        ("dp-penalty --auto", "--epsilon"),
+        ("dp-penalty --epsilon -1 --auto", "--epsilon"),
+        ("dp-penalty --epsilon 1 --auto --chains 0", "--chains"),
+    ] {
+        add(&mut cases, &format!("{s} {flags}"), Fails(flag));
+    }
     add(
         &mut cases,
         &format!("{s} dp-hmc --epsilon 4 --chains 0"),
@@ -659,4 +673,39 @@ fn cli_bad_values_exit_2_naming_the_flag() {
 
     check_cli(cases);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `sample --auto`: the same keys as `sample`, plus `ledger` (the parts with their ε shares,
+/// which add up to `epsilon`) and `auto` (every derived setting).
+#[test]
+fn sample_auto_prints_the_ledger() {
+    let (code, stdout, stderr) = dp_mcmc(&split(
+        "sample --experiment easy-2d --algorithm dp-penalty --epsilon 2 --chains 1 --seed 3 --auto",
+    ));
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    for key in [
+        "iterations",
+        "acceptance",
+        "mmd",
+        "epsilon",
+        "delta",
+        "ledger",
+        "auto",
+    ] {
+        assert!(v.get(key).is_some(), "no `{key}` in {v}");
+    }
+    let parts = v["ledger"].as_array().unwrap();
+    let names: Vec<&str> = parts.iter().map(|p| p["part"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["initialisation", "clip bound", "warm-up", "sampling"]
+    );
+    let share: f64 = parts
+        .iter()
+        .map(|p| p["epsilon_share"].as_f64().unwrap())
+        .sum();
+    assert!((share - 2.0).abs() < 1e-9, "{share}");
+    assert!(parts.iter().all(|p| p["releases"].as_u64().unwrap() > 0));
+    assert!(v["start"].as_str().unwrap().starts_with("auto"));
 }

@@ -203,8 +203,13 @@ pub fn interval_plot(df: &polars::prelude::DataFrame) -> Result<Plot> {
             .title(Title::with_text("Posterior means and 5-95 % intervals"))
             .x_axis(
                 plotly::layout::Axis::new()
+                    .title(Title::with_text("parameter"))
                     .tick_values(ticks)
                     .tick_text(text),
+            )
+            .y_axis(
+                plotly::layout::Axis::new()
+                    .title(Title::with_text("posterior mean and 5-95 % interval")),
             ),
     );
     Ok(plot)
