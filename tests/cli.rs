@@ -11,17 +11,7 @@ use common::{odd_csvs, temp_dir, temp_file};
 
 /// Runs the built `dp-mcmc` with `args`: (exit status, stdout, stderr).
 fn dp_mcmc(args: &[String]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dp-mcmc"))
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .env("CI", "1")
-        .output()
-        .expect("run dp-mcmc");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::run_cli(args)
 }
 
 /// What a command line must do.

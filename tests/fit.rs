@@ -3,6 +3,9 @@
 //! `summary.csv` and `ledger.json` out; bad data exit 2 with one `error:` line naming the
 //! column and the row. Runs the built binary.
 
+#[allow(dead_code)] // the CSV helpers serve the robustness tests
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use dp_mcmc::polars::prelude::*;
@@ -46,17 +49,9 @@ fn logistic_csv(dir: &Path, name: &str, edit: impl Fn(usize, &mut [String; 3])) 
 
 /// Runs the built `dp-mcmc fit` with `args`: (exit status, stdout, stderr).
 fn fit(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dp-mcmc"))
-        .arg("fit")
-        .args(args)
-        .env("CI", "1")
-        .output()
-        .expect("run dp-mcmc");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut all = vec!["fit"];
+    all.extend_from_slice(args);
+    common::run_cli(&all)
 }
 
 /// The common flags of a small, fast fit writing to `out`.

@@ -88,6 +88,17 @@ pub(crate) fn slopes_times_x_cols(
     }
 }
 
+/// Parameter names: the given ones, or `theta_0 … theta_{p-1}` followed by `extra`.
+pub(crate) fn param_names(names: Option<&[String]>, p: usize, extra: &[&str]) -> Vec<String> {
+    match names {
+        Some(n) => n.to_vec(),
+        None => (0..p)
+            .map(|i| format!("theta_{i}"))
+            .chain(extra.iter().map(|e| e.to_string()))
+            .collect(),
+    }
+}
+
 pub(crate) fn eta(x: &ColumnData, beta: &[f64], row: usize) -> f64 {
     beta.iter()
         .enumerate()

@@ -120,13 +120,7 @@ impl Model for LinearRegression {
     }
 
     fn param_names(&self) -> Vec<String> {
-        match &self.names {
-            Some(n) => n.to_vec(),
-            None => (0..self.p())
-                .map(|i| format!("theta_{i}"))
-                .chain(std::iter::once("log_sigma".into()))
-                .collect(),
-        }
+        super::glm::param_names(self.names.as_deref(), self.p(), &["log_sigma"])
     }
 
     fn log_prior(&self, theta: &[f64]) -> f64 {

@@ -173,10 +173,7 @@ impl Model for LogisticModel {
     }
 
     fn param_names(&self) -> Vec<String> {
-        match &self.names {
-            Some(n) => n.to_vec(),
-            None => (0..self.dim()).map(|i| format!("theta_{i}")).collect(),
-        }
+        super::glm::param_names(self.names.as_deref(), self.dim(), &[])
     }
 
     /// `sqrt(Σ_i max(lo_i², hi_i²))` of the declared bounds

@@ -108,10 +108,7 @@ impl Model for PoissonRegression {
     }
 
     fn param_names(&self) -> Vec<String> {
-        match &self.names {
-            Some(n) => n.to_vec(),
-            None => (0..self.dim()).map(|i| format!("theta_{i}")).collect(),
-        }
+        super::glm::param_names(self.names.as_deref(), self.dim(), &[])
     }
 
     fn log_prior(&self, theta: &[f64]) -> f64 {

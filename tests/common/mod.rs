@@ -1,4 +1,22 @@
-//! Helpers shared by the robustness tests: odd CSV files in a temp folder.
+//! Helpers shared by the command-line and robustness tests: the built binary, odd CSV files in
+//! a temp folder.
+
+/// Runs the built `dp-mcmc` with `args` (with `CI` set, so no progress bar): (exit status,
+/// stdout, stderr).
+#[allow(dead_code)] // not every test binary runs the CLI
+pub fn run_cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dp-mcmc"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .env("CI", "1")
+        .output()
+        .expect("run dp-mcmc");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
 
 /// Writes `text` to a fresh file in a per-test temp folder.
 pub fn temp_file(dir: &std::path::Path, name: &str, text: &[u8]) -> std::path::PathBuf {
