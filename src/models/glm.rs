@@ -99,6 +99,19 @@ pub(crate) fn param_names(names: Option<&[String]>, p: usize, extra: &[&str]) ->
     }
 }
 
+/// `ln N(θ; 0, var·I)`: the isotropic normal prior of the regressions.
+pub(crate) fn normal_log_prior(theta: &[f64], var: f64) -> f64 {
+    let ss: f64 = theta.iter().map(|t| t * t).sum();
+    -0.5 * theta.len() as f64 * (2.0 * std::f64::consts::PI * var).ln() - 0.5 * ss / var
+}
+
+/// `∇ ln N(θ; 0, var·I) = −θ/var` into `grad`.
+pub(crate) fn normal_grad_log_prior(theta: &[f64], var: f64, grad: &mut [f64]) {
+    for (g, t) in grad.iter_mut().zip(theta) {
+        *g = -t / var;
+    }
+}
+
 pub(crate) fn eta(x: &ColumnData, beta: &[f64], row: usize) -> f64 {
     beta.iter()
         .enumerate()
@@ -177,6 +190,16 @@ pub(crate) fn box_norm(bounds: &[(f64, f64)]) -> f64 {
 #[cfg(test)]
 pub(crate) mod tests {
     use crate::models::Model;
+
+    /// `n` rows of two deterministic covariates of different scales for the models' tests:
+    /// `x1` in [−1, 1], `x2` in [0, 2].
+    pub(crate) fn covariates(n: usize) -> (Vec<f64>, Vec<f64>) {
+        let x1 = (0..n)
+            .map(|j| ((j * 37) % 101) as f64 / 50.0 - 1.0)
+            .collect();
+        let x2 = (0..n).map(|j| ((j * 13) % 7) as f64 / 3.0).collect();
+        (x1, x2)
+    }
 
     /// Checks every fast path of `m` against its row-by-row log-likelihood at `theta` and
     /// `theta_new` (which should differ in every coordinate): log-likelihood rows, ratio rows

@@ -112,15 +112,11 @@ impl Model for PoissonRegression {
     }
 
     fn log_prior(&self, theta: &[f64]) -> f64 {
-        let ss: f64 = theta.iter().map(|t| t * t).sum();
-        -0.5 * theta.len() as f64 * (2.0 * std::f64::consts::PI * self.prior_var).ln()
-            - 0.5 * ss / self.prior_var
+        super::glm::normal_log_prior(theta, self.prior_var)
     }
 
     fn grad_log_prior(&self, theta: &[f64], grad: &mut [f64]) {
-        for (g, t) in grad.iter_mut().zip(theta) {
-            *g = -t / self.prior_var;
-        }
+        super::glm::normal_grad_log_prior(theta, self.prior_var, grad);
     }
 
     fn log_lik_row(&self, theta: &[f64], row: usize) -> f64 {
@@ -208,10 +204,7 @@ mod tests {
 
     fn model() -> PoissonRegression {
         let n = 600;
-        let x1: Vec<f64> = (0..n)
-            .map(|j| ((j * 37) % 101) as f64 / 50.0 - 1.0)
-            .collect();
-        let x2: Vec<f64> = (0..n).map(|j| ((j * 13) % 7) as f64 / 3.0).collect();
+        let (x1, x2) = crate::models::glm::tests::covariates(n);
         let y: Vec<f64> = (0..n).map(|j| ((j * 7) % 5) as f64).collect();
         let x = ColumnData::from_columns(vec![vec![1.0; n], x1, x2]).unwrap();
         PoissonRegression::new(x, &y, 10.0).unwrap()
