@@ -102,9 +102,9 @@ struct Ctx<'a> {
     args: &'a ReproduceArgs,
     /// `--shard`: run this shard's tasks, write only the grid tables.
     shard: Option<Shard>,
-    /// Tables already emptied by `--fresh` in this run (the baseline grid is shared by two
-    /// parts: `all --fresh` must not compute it twice).
-    freshened: HashSet<String>,
+    /// Grids already run by this command (the baseline grid is shared by two parts: `all
+    /// --fresh` must not empty and compute it twice, nor report it twice).
+    visited: HashSet<String>,
     /// Set by `merge`: the tables are merged shard tables, nothing is left to run.
     merged: bool,
     t0: Instant,
@@ -211,7 +211,8 @@ impl Ctx<'_> {
             None => all,
         };
         let path = self.table(name);
-        if self.args.fresh && self.freshened.insert(name.to_string()) {
+        let first_visit = self.visited.insert(name.to_string());
+        if self.args.fresh && first_visit {
             for p in [path.clone(), shard::runs_path(&path)] {
                 if p.exists() {
                     std::fs::remove_file(&p)?;
@@ -221,7 +222,7 @@ impl Ctx<'_> {
         let of_shard = self
             .shard
             .map_or(String::new(), |s| format!(" (shard {s})"));
-        if !self.merged {
+        if !self.merged && first_visit {
             eprintln!(
                 "[dp-mcmc reproduce] {name}: {} tasks{of_shard} -> {}",
                 tasks.len(),
@@ -230,7 +231,7 @@ impl Ctx<'_> {
         }
         let report = self.runner().run(&tasks, &path)?;
         shard::record_run(&path, name, &report, self.args.threads, self.shard)?;
-        if report.skipped > 0 && !self.merged {
+        if report.skipped > 0 && !self.merged && first_visit {
             self.say_kept(name, &path, &report)?;
         }
         self.files.push(path.display().to_string());
@@ -238,8 +239,38 @@ impl Ctx<'_> {
             self.files
                 .push(shard::runs_path(&path).display().to_string());
         }
-        self.parts.insert(name.to_string(), json!(report));
+        if first_visit {
+            self.parts.insert(name.to_string(), json!(report));
+        }
         Ok(report)
+    }
+
+    /// One closing line: tasks found finished, run now, failed, left for a rerun.
+    fn say_summary(&self) {
+        let sum = |key: &str| -> u64 {
+            self.parts
+                .values()
+                .filter_map(|p| p.get(key))
+                .map(|v| v.as_u64().or_else(|| v.as_array().map(|a| a.len() as u64)))
+                .map(Option::unwrap_or_default)
+                .sum()
+        };
+        let (tasks, kept, run) = (sum("tasks"), sum("skipped"), sum("completed"));
+        if tasks == 0 {
+            return;
+        }
+        let (failed, left) = (sum("failed"), sum("interrupted"));
+        let hint = if kept > 0 && run == 0 {
+            " (to recompute: --fresh, or a new --out DIR)"
+        } else {
+            ""
+        };
+        eprintln!(
+            "[dp-mcmc reproduce] done in {:.0} s: {tasks} tasks, {kept} found finished and kept{hint}, \
+             {run} run now, {failed} failed, {left} left for a rerun; tables in {}",
+            self.t0.elapsed().as_secs_f64(),
+            self.dir().display()
+        );
     }
 
     /// What a rerun did: rows already in the table are kept, not recomputed; how long they took.
@@ -419,7 +450,7 @@ fn run(args: &ReproduceArgs, shard: Option<Shard>, merged: bool) -> Result<Value
     let mut ctx = Ctx {
         args,
         shard,
-        freshened: HashSet::new(),
+        visited: HashSet::new(),
         merged,
         t0: Instant::now(),
         files: Vec::new(),
@@ -444,6 +475,9 @@ fn run(args: &ReproduceArgs, shard: Option<Shard>, merged: bool) -> Result<Value
         .values()
         .filter_map(|p| p.get("interrupted").and_then(Value::as_u64))
         .sum::<u64>() as usize;
+    if !merged {
+        ctx.say_summary();
+    }
     if let Some(s) = shard {
         let grids: serde_json::Map<String, Value> = ctx
             .parts
