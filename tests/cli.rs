@@ -666,6 +666,11 @@ fn cli_bad_values_exit_2_naming_the_flag() {
             Fails("--shard"),
         ));
     }
+    add(
+        &mut cases,
+        "reproduce accounting --shard 1/2",
+        Fails("--shard"),
+    );
     add(&mut cases, "reproduce merge", Fails("SHARD_DIRS"));
     add(&mut cases, "reproduce all /tmp", Fails("SHARD_DIRS"));
     add(

@@ -435,6 +435,13 @@ pub fn reproduce(args: ReproduceArgs) -> Result<Value> {
         }
         return merge(args);
     }
+    if args.part == Part::Accounting && shard.is_some() {
+        return Err(Error::invalid(
+            "--shard",
+            args.shard.as_deref().unwrap_or_default(),
+            "the accounting part has no tasks to shard (it takes seconds): run it without --shard",
+        ));
+    }
     if let Some(dir) = args.shard_dirs.first() {
         return Err(Error::invalid(
             "SHARD_DIRS",
