@@ -2,22 +2,22 @@
 //! their changes under a proposal, parameter names, and declared (public) covariate bounds.
 
 use crate::error::{Error, Result, num};
-use crate::models::{ColumnData, Element};
+use crate::models::{ColumnData, Element, linear};
 
 /// Rows per block in the ratio and gradient loops (stack buffers; no allocation).
 pub(crate) const BLOCK: usize = 256;
 
-/// `η_j = Σ_i β_i x_ji` for rows `start .. start + out.len()` (column by column).
+/// `η_j = Σ_i β_i x_ji` for rows `start .. start + out.len()` (column by column, left to
+/// right from 0; columns with `β_i = 0` skipped), four columns per sweep
+/// ([`linear::rows`]).
 pub(crate) fn eta_rows<T: Element>(x: &ColumnData<T>, beta: &[f64], start: usize, out: &mut [f64]) {
-    out.fill(0.0);
     let end = start + out.len();
-    for (i, &b) in beta.iter().enumerate() {
-        if b != 0.0 {
-            for (o, &v) in out.iter_mut().zip(&x.col(i)[start..end]) {
-                *o += b * v.to_f64();
-            }
-        }
-    }
+    let terms = beta
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b != 0.0)
+        .map(|(i, &b)| (b, &x.col(i)[start..end]));
+    linear::rows(out, 0.0, terms);
 }
 
 /// `Δη_j = Σ_{i: β'_i ≠ β_i} (β'_i − β_i) x_ji` for rows `start .. start + out.len()`: only
@@ -29,16 +29,14 @@ pub(crate) fn eta_delta<T: Element>(
     start: usize,
     out: &mut [f64],
 ) {
-    out.fill(0.0);
     let end = start + out.len();
-    for (i, (&b, &b_new)) in beta.iter().zip(beta_new).enumerate() {
-        if b != b_new {
-            let db = b_new - b;
-            for (o, &v) in out.iter_mut().zip(&x.col(i)[start..end]) {
-                *o += db * v.to_f64();
-            }
-        }
-    }
+    let terms = beta
+        .iter()
+        .zip(beta_new)
+        .enumerate()
+        .filter(|&(_, (&b, &b_new))| b != b_new)
+        .map(|(i, (&b, &b_new))| (b_new - b, &x.col(i)[start..end]));
+    linear::rows(out, 0.0, terms);
 }
 
 /// Row-major per-row gradients of a GLM block: `g_k[i] = f_k · x_{s+k, i}` for the first
