@@ -220,7 +220,10 @@ const THESIS_GAUSS30D_PENALTY: f64 = 31e-3;
 
 /// Interleaved timing: `rounds` rounds, each running every configuration for `iters` steps,
 /// so load from other processes hits all of them alike; the minimum per configuration.
-fn interleaved(rounds: usize, mut configs: Vec<(&str, usize, Box<dyn FnMut() + '_>)>) -> Vec<f64> {
+/// One timed configuration: a label, steps per round, the step.
+type Config<'a> = (&'a str, usize, Box<dyn FnMut() + 'a>);
+
+fn interleaved(rounds: usize, mut configs: Vec<Config<'_>>) -> Vec<f64> {
     let mut best = vec![f64::INFINITY; configs.len()];
     for _ in 0..rounds {
         for (b, (_, iters, f)) in best.iter_mut().zip(configs.iter_mut()) {
