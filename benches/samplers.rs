@@ -5,7 +5,11 @@
 //! ratios: to one bare pass computing the same per-row log-likelihood ratios (or gradients),
 //! and to the thesis' own code measured on this machine at ε = 4 (DP penalty 1.3 ms/iter on
 //! easy-2d and 31 ms on gauss-30d, DP HMC 29 ms on easy-2d).
+//!
+//! `cargo bench --bench samplers -- big-data` runs only the big-data section instead: one
+//! chain on n = 1e7 rows with its data passes on 1 vs 2 threads (`big_data/mod.rs`).
 
+mod big_data;
 mod common;
 
 use std::hint::black_box;
@@ -96,6 +100,10 @@ fn row(name: &str, t: f64, bare: f64, thesis: Option<f64>) {
 }
 
 fn main() {
+    if big_data::selected() {
+        big_data::run();
+        return;
+    }
     println!("dp-mcmc sampler benchmarks (release, 1 thread, median of 5)\n");
     for (exp, thesis_pen, thesis_hmc) in [
         (Experiment::EasyBanana2d, Some(1.3e-3), Some(29e-3)),

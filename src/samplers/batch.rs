@@ -181,4 +181,30 @@ mod tests {
         let chi2: f64 = counts.iter().map(|&c| (c as f64 - e).powi(2) / e).sum();
         assert!(chi2 < 41.3, "chi2 = {chi2}, counts {counts:?}");
     }
+
+    /// A batch split over threads gives the same statistics bit for bit (the ratios are
+    /// computed per chunk of rows, then summed in batch order as before).
+    #[test]
+    fn split_batches_give_the_same_stats() {
+        let n = (crate::samplers::split::PARALLEL_MIN_CHUNKS + 40) * CHUNK;
+        let b = n - 5000;
+        assert!(Split::new(b, 2).groups() > 1);
+        let model = crate::models::testing::IsotropicGaussian::generate(n, 2, 3);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let stats = |threads: usize| {
+            let mut s = BatchSampler::new(n, b);
+            s.set_threads(threads);
+            let mut rng = chain_rng(2, 0);
+            let st = pool
+                .install(|| s.clipped_batch_stats(&model, &[0.1, 0.4], &[0.2, 0.5], 0.3, &mut rng));
+            (st.mean.to_bits(), st.var.to_bits(), st.clipped)
+        };
+        let want = stats(1);
+        assert!(want.2 > 0);
+        assert_eq!(stats(2), want);
+        assert_eq!(stats(3), want);
+    }
 }
