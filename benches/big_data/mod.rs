@@ -8,7 +8,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use dp_mcmc::models::{ColumnData, LogisticModel};
+use dp_mcmc::models::{ColumnData, LogisticModel, Model};
 use dp_mcmc::rng::chain_rng;
 use dp_mcmc::samplers::{DpHmc, DpPenalty, Kernel};
 use rand::RngExt;
@@ -45,9 +45,9 @@ fn model() -> (LogisticModel, Vec<f64>) {
 
 /// Per-iteration times (seconds) of `kernel` with its passes on 1 and on 2 threads:
 /// interleaved repetitions of `iters` steps, the minimum of each.
-fn one_vs_two<K: Kernel>(
+fn one_vs_two<K: Kernel, M: Model>(
     kernel: &K,
-    model: &LogisticModel,
+    model: &M,
     theta0: &[f64],
     iters: usize,
 ) -> [f64; 2] {
@@ -89,7 +89,7 @@ fn one_vs_two<K: Kernel>(
     best
 }
 
-fn report(name: &str, [one, two]: [f64; 2]) {
+pub fn report(name: &str, [one, two]: [f64; 2]) {
     println!(
         "{name:<34} {:>10.0} µs/iter (1 thread) {:>10.0} µs/iter (2 threads)   {:.2}x",
         one * 1e6,
