@@ -3,7 +3,7 @@
 //! with status 2 and one `error: …` line on stderr naming the flag; valid input exits 0 with
 //! one JSON object on stdout; nothing exits 101 or prints a backtrace. Runs the built binary
 //! (a few hundred short processes, four at a time; `sample` only with tiny iteration counts,
-//! `reproduce` only with invalid values).
+//! `reproduce` only with invalid values; `tests/shard.rs` runs it).
 
 mod common;
 
@@ -660,6 +660,29 @@ fn cli_bad_values_exit_2_naming_the_flag() {
     }
     add(&mut cases, "reproduce all --threads 0", Fails("--threads"));
     add(&mut cases, "reproduce all --seed -1", Fails("--seed"));
+    for v in ["0/2", "3/2", "1/0", "x", "1/2/3", "-1/2", "1.5/2"] {
+        cases.push((
+            split(&format!("reproduce all --shard {v}")),
+            Fails("--shard"),
+        ));
+    }
+    add(
+        &mut cases,
+        "reproduce accounting --shard 1/2",
+        Fails("--shard"),
+    );
+    add(&mut cases, "reproduce merge", Fails("SHARD_DIRS"));
+    add(&mut cases, "reproduce all /tmp", Fails("SHARD_DIRS"));
+    add(
+        &mut cases,
+        "reproduce merge --shard 1/2 /tmp",
+        Fails("--shard"),
+    );
+    add(
+        &mut cases,
+        "reproduce merge --out /tmp /nonexistent/shard",
+        Fails("shard.json"),
+    );
 
     check_cli(cases);
     let _ = std::fs::remove_dir_all(&dir);

@@ -928,13 +928,13 @@ fn bad_input_is_an_error_naming_the_problem() {
     };
 
     // Data.
-    assert!(msg(ColumnData::from_columns(vec![]).map(|_| ())).contains("no columns"));
-    assert!(msg(ColumnData::from_columns(vec![vec![]]).map(|_| ())).contains("no rows"));
+    assert!(msg(ColumnData::<f64>::from_columns(vec![]).map(|_| ())).contains("no columns"));
+    assert!(msg(ColumnData::<f64>::from_columns(vec![vec![]]).map(|_| ())).contains("no rows"));
     let e = msg(ColumnData::from_columns(vec![vec![1.0, f64::NAN]]).map(|_| ()));
     assert!(e.contains("non-finite") && e.contains("row 1"), "{e}");
     let e = msg(RowData::from_row_major(vec![1.0, f64::INFINITY], 1).map(|_| ()));
     assert!(e.contains("row 1"), "{e}");
-    assert!(RowData::from_row_major(vec![], 1).is_err());
+    assert!(RowData::<f64>::from_row_major(vec![], 1).is_err());
 
     // Banana.
     let e = msg(BananaModel::new(ok2(), BananaParams::thesis(3, 20.0)).map(|_| ()));

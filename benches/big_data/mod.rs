@@ -1,47 +1,20 @@
-//! Big data in one chain (`cargo bench --bench samplers -- big-data`): logistic regression
-//! with n = 1e7 rows and d = 20 (an intercept and 19 standard normal covariates, generated
-//! with a fixed seed; 1.6 GB of f64), DP penalty (full update) and DP HMC, one chain whose
-//! data passes run on 1 or 2 threads (`Kernel::set_pass_threads`). The configurations are
-//! interleaved and each reports the minimum over the repetitions (the machine may be shared);
-//! results are bit-identical across thread counts (tested in `samplers::tests`).
+//! Threads inside one chain (`cargo bench --bench samplers -- threads`): the `big` section's
+//! logistic regression (n = 1e7 rows, d = 20, generated with a fixed seed by
+//! `common::logistic_data`; 1.6 GB of f64) and its DP penalty (full update) and DP HMC
+//! settings, one chain whose data passes run on 1 or 2 threads (`Kernel::set_pass_threads`).
+//! The configurations are interleaved and each reports the minimum over the repetitions (the
+//! machine may be shared); results are bit-identical across thread counts (tested in
+//! `samplers::tests`).
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use dp_mcmc::models::{ColumnData, LogisticModel, Model};
+use super::{BIG_D, BIG_N};
+use dp_mcmc::models::Model;
 use dp_mcmc::rng::chain_rng;
-use dp_mcmc::samplers::{DpHmc, DpPenalty, Kernel};
-use rand::RngExt;
-use rand_distr::{Distribution, StandardNormal};
+use dp_mcmc::samplers::Kernel;
 
-const N: usize = 10_000_000;
-const D: usize = 20;
 const REPS: usize = 5;
-
-/// Whether the bench's arguments ask for this section (`-- big-data`).
-pub fn selected() -> bool {
-    std::env::args().skip(1).any(|a| a == "big-data")
-}
-
-/// Logistic regression data: intercept + 19 N(0, 1) covariates, `y ~ Bernoulli(σ(xᵀβ))`
-/// with `β_i = 0.1`.
-fn model() -> (LogisticModel, Vec<f64>) {
-    let mut rng = chain_rng(2026, 0);
-    let beta = vec![0.1; D];
-    let mut cols = vec![vec![1.0; N]];
-    for _ in 1..D {
-        cols.push((0..N).map(|_| StandardNormal.sample(&mut rng)).collect());
-    }
-    let y: Vec<f64> = (0..N)
-        .map(|j| {
-            let eta: f64 = cols.iter().zip(&beta).map(|(c, b)| c[j] * b).sum();
-            let p = 1.0 / (1.0 + (-eta).exp());
-            f64::from(u8::from(rng.random::<f64>() < p))
-        })
-        .collect();
-    let x = ColumnData::from_columns(cols).expect("finite data");
-    (LogisticModel::new(x, &y, 100.0).expect("valid model"), beta)
-}
 
 /// Per-iteration times (seconds) of `kernel` with its passes on 1 and on 2 threads:
 /// interleaved repetitions of `iters` steps, the minimum of each.
@@ -98,36 +71,27 @@ pub fn report(name: &str, [one, two]: [f64; 2]) {
     );
 }
 
-/// The big-data section.
+/// The section: the big-data logistic regression of the `big` section (same data, same
+/// sampler settings), one chain, its passes on 1 vs 2 threads.
 pub fn run() {
     let t0 = Instant::now();
-    let (model, beta) = model();
+    let model = crate::common::logistic_data::<f64>(BIG_N, BIG_D, 1);
+    let theta0: Vec<f64> = (0..BIG_D)
+        .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 } / (BIG_D as f64).sqrt())
+        .collect();
     println!(
-        "== logistic regression, n = {N}, d = {D} (generated in {:.1} s); one chain, \
-         min of {REPS} interleaved repetitions",
+        "== threads inside a chain: logistic regression, n = {BIG_N}, d = {BIG_D} (generated in \
+         {:.1} s); one chain, min of {REPS} interleaved repetitions",
         t0.elapsed().as_secs_f64()
     );
-    let pen = DpPenalty::builder()
-        .tau(0.1)
-        .clip_bound(2.0)
-        .proposal_sd(5e-4)
-        .kernel(&model)
-        .expect("valid");
+    let pen = super::big_penalty().kernel(&model).expect("valid");
     report(
         "DP penalty (full update)",
-        one_vs_two(&pen, &model, &beta, 5),
+        one_vs_two(&pen, &model, &theta0, 5),
     );
-    let hmc = DpHmc::builder()
-        .tau_l(0.1)
-        .tau_g(0.4)
-        .leapfrog_steps(3)
-        .step_size(1e-4)
-        .clip_bound(2.0)
-        .grad_clip_bound(1.0)
-        .kernel(&model)
-        .expect("valid");
+    let hmc = super::big_hmc().kernel(&model).expect("valid");
     report(
         "DP HMC (L = 3, fresh gradients)",
-        one_vs_two(&hmc, &model, &beta, 2),
+        one_vs_two(&hmc, &model, &theta0, 2),
     );
 }

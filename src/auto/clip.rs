@@ -57,6 +57,31 @@ pub(crate) fn gradient_norms<M: Model + ?Sized>(model: &M, theta: &[f64]) -> Res
     Ok(norms)
 }
 
+/// Per row, the smallest gradient norm at the `2d` points `center ± radius_i·e_i` (not
+/// private): the norm the row typically has where the chain goes, near `center` but never at
+/// one point only. At a stationary point of every row (e.g. the centre of a ring-shaped
+/// posterior) the gradients vanish, and a bound from them alone would clip every move; a
+/// larger statistic (the largest norm around) raises the bound, and the noise, on every
+/// other model.
+pub(crate) fn neighbourhood_norms<M: Model + ?Sized>(
+    model: &M,
+    center: &[f64],
+    radius: &[f64],
+) -> Result<Vec<f64>> {
+    let mut norms = vec![f64::INFINITY; model.n_rows()];
+    let mut point = center.to_vec();
+    for (i, &r) in radius.iter().enumerate() {
+        for sign in [-1.0, 1.0] {
+            point[i] = center[i] + sign * r;
+            for (m, x) in norms.iter_mut().zip(gradient_norms(model, &point)?) {
+                *m = m.min(x);
+            }
+        }
+        point[i] = center[i];
+    }
+    Ok(norms)
+}
+
 /// The DP `q`-quantile of the per-row gradient norms at `theta`, with noise multiplier `z` on
 /// each of the [`QUERIES`] counts. Returns a candidate `2^(k/4)`.
 ///

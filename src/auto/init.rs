@@ -39,8 +39,12 @@ use crate::samplers::pass::GradBuffer;
 pub(crate) struct InitSettings {
     pub rounds: usize,
     pub steps_per_round: usize,
-    /// Noise multiplier of each of a step's two releases (gradient sum, Hessian sum).
+    /// Noise multiplier of each of a step's two releases (gradient sum, Hessian sum), but the
+    /// last gradient.
     pub z_step: f64,
+    /// Noise multiplier of the last step's gradient sum: near the mode the last step's
+    /// gradient noise, `H⁻¹·noise`, is the initial point's error, so it gets a larger share.
+    pub z_final: f64,
     /// The public per-row gradient bound, or `None` for a DP quantile each round.
     pub public_clip: Option<f64>,
     /// Quantile of the gradient norms, and noise multiplier of each count of a quantile.
@@ -60,13 +64,23 @@ impl InitSettings {
         let quantiles = if self.public_clip.is_none() { 2 } else { 1 };
         let q = (quantiles * self.rounds) as u64 * u64::from(super::clip::QUERIES);
         let events = vec![
-            PrivacyEvent::gaussian(self.z_step).repeat(releases),
+            PrivacyEvent::gaussian(self.z_step).repeat(releases - 1),
+            PrivacyEvent::gaussian(self.z_final),
             PrivacyEvent::gaussian(self.z_quantile).repeat(q),
         ];
         (PrivacyEvent::compose(events), releases + q)
     }
 
     /// Noisy counts of the quantile searches.
+    /// Settings spending `mu_steps` (Gaussian `μ`) on the steps: `final_share` of it on the
+    /// last gradient, the rest equally on the other `2·rounds·steps_per_round − 1` releases.
+    pub(crate) fn with_step_budget(mut self, mu_steps: f64, final_share: f64) -> Self {
+        let others = (2 * self.rounds * self.steps_per_round - 1) as f64;
+        self.z_step = (others / (2.0 * (1.0 - final_share) * mu_steps)).sqrt();
+        self.z_final = (1.0 / (2.0 * final_share * mu_steps)).sqrt();
+        self
+    }
+
     pub(crate) fn quantile_queries(rounds: usize, public_clip: bool) -> u32 {
         let quantiles = if public_clip { 1 } else { 2 };
         (quantiles * rounds) as u32 * super::clip::QUERIES
@@ -89,9 +103,16 @@ pub struct InitialPoint {
     pub hessian_clips: Vec<f64>,
     /// Noise multiplier `z` of each release of a step.
     pub noise_multiplier: f64,
+    /// Noise multiplier of the last gradient release (a larger share of the budget).
+    #[serde(default)]
+    pub final_noise_multiplier: f64,
     /// Standard deviations of the last step's Gaussian approximation, `diag(|T·(−H) + P|⁻¹)^½`
     /// (post-processing of released values): a public scale of the posterior.
     pub scale: Vec<f64>,
+    /// The whole last-step Gaussian approximation's covariance `|T·(−H) + P|⁻¹` (row-major
+    /// `d × d`, post-processing of released values): the affine map of a reparametrised run.
+    #[serde(default)]
+    pub covariance: Vec<f64>,
 }
 
 /// Rows per chunk of the gradient passes.
@@ -237,6 +258,9 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
     }
     check::len("start", from.len(), model.dim())?;
     let z = check::positive("noise multiplier", s.z_step)?;
+    let z_final = check::positive("noise multiplier", s.z_final)?;
+    let total_steps = s.rounds * s.steps_per_round;
+    let mut step_index = 0;
     let d = model.dim();
     let n = model.n_rows();
     let t_temp = model.tempering();
@@ -246,6 +270,7 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
     let mut clips = Vec::with_capacity(s.rounds);
     let mut hessian_clips = Vec::with_capacity(s.rounds);
     let mut scale = vec![f64::NAN; d];
+    let mut covariance = vec![f64::NAN; d * d];
     let normal = |rng: &mut ChainRng| -> f64 { StandardNormal.sample(rng) };
     for _ in 0..s.rounds {
         let clip = match s.public_clip {
@@ -291,8 +316,14 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
             }
             let mut g = vec![0.0; d];
             grads.clipped_grad_sum(model, &theta, clip, &mut g)?;
+            step_index += 1;
+            let zg = if step_index == total_steps {
+                z_final
+            } else {
+                z
+            };
             for x in g.iter_mut() {
-                *x += 2.0 * clip * z * normal(rng);
+                *x += 2.0 * clip * zg * normal(rng);
             }
             // post-processing of (g, h) and the public prior
             let mut prior = vec![0.0; d];
@@ -311,6 +342,12 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
             for (sc, i) in scale.iter_mut().zip(0..d) {
                 *sc = inv[(i, i)].max(0.0).sqrt();
             }
+            for (c, (i, j)) in covariance
+                .iter_mut()
+                .zip((0..d).flat_map(|i| (0..d).map(move |j| (i, j))))
+            {
+                *c = 0.5 * (inv[(i, j)] + inv[(j, i)]);
+            }
             if theta.iter().any(|t| !t.is_finite()) {
                 return Err(Error::Model(
                     "the DP initial point left the finite range; give a public start point".into(),
@@ -325,7 +362,9 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
         clips,
         hessian_clips,
         noise_multiplier: z,
+        final_noise_multiplier: z_final,
         scale,
+        covariance,
     })
 }
 
@@ -372,6 +411,7 @@ mod tests {
             rounds: 2,
             steps_per_round: 20,
             z_step,
+            z_final: z_step,
             public_clip: Some(5.0),
             quantile: 0.9,
             z_quantile: 1.0,

@@ -1,6 +1,7 @@
 //! The thesis experiments: algorithms by name, their tuned parameters (THESIS-NOTES §11), the
 //! metrics each chain records (THESIS-NOTES §2), and the Chapter 6 grids (algorithm comparison,
-//! clipping study, baseline MMDs) with a resumable parallel runner writing CSV results.
+//! clipping study, baseline MMDs) with a resumable parallel runner writing CSV results, split
+//! into shards and merged back ([`Shard`], [`merge_results`]).
 
 mod clipping;
 mod grid;
@@ -10,6 +11,7 @@ mod results;
 mod runner;
 mod sampler_kind;
 mod sampler_setters;
+mod shard;
 mod tuned;
 
 pub use clipping::{BaselineSpec, ClippingSpec, THESIS_CLIP_BOUNDS};
@@ -19,6 +21,7 @@ pub use posterior::{FIGURE_5_1_EXPERIMENTS, HmcTrajectory, PosteriorGrid};
 pub use results::{RESULT_COLUMNS, ResultRow, ResultsFile, finished_tasks, read_results};
 pub use runner::{GridReport, GridRunner};
 pub use sampler_kind::SamplerKind;
+pub use shard::{MergeReport, Shard, merge_results};
 pub use tuned::Sampler;
 
 #[cfg(test)]

@@ -13,8 +13,14 @@
 //! assert_eq!(model.n_rows(), 3);
 //! // Non-numeric columns are rejected by name.
 //! assert!(row_data(&df, &["x", "id"]).unwrap_err().to_string().contains("`id`"));
+//! // The compact layout: the data rounded to f32 once (half the bytes per row), f64 arithmetic.
+//! let compact = model.compact()?;
+//! assert_eq!(compact.layout(), dp_mcmc::models::Layout::F32);
 //! # Ok(()) }
 //! ```
+//!
+//! The readers return `f64` data; a model's `.compact()` (or [`RowData::compact`],
+//! [`ColumnData::compact`]) stores them as `f32` (see [`crate::models::Layout`]).
 
 use std::path::Path;
 

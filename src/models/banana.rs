@@ -21,7 +21,7 @@ use rand_distr::StandardNormal;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check};
-use crate::models::{ColumnData, Model, linear};
+use crate::models::{ColumnData, Element, Layout, Model, linear};
 use crate::rng::chain_rng;
 
 /// Hyper-parameters of the banana model (Theorem 13).
@@ -146,10 +146,11 @@ impl BananaParams {
     }
 }
 
-/// The banana model on owned, column-major data.
+/// The banana model on owned, column-major data, stored as `f64` (`BananaModel`, the default)
+/// or `f32` (`BananaModel<f32>`, [`compact`](BananaModel::compact)).
 #[derive(Clone, Debug)]
-pub struct BananaModel {
-    data: ColumnData,
+pub struct BananaModel<T: Element = f64> {
+    data: ColumnData<T>,
     params: BananaParams,
     /// Likelihood precisions `τ_i = 1/σ_i²`.
     tau: Vec<f64>,
@@ -161,7 +162,7 @@ pub struct BananaModel {
     col_sums: Vec<f64>,
 }
 
-impl BananaModel {
+impl<T: Element> BananaModel<T> {
     /// A banana model on `data` (`n × d`, `d = params.lik_vars.len()`).
     ///
     /// ```
@@ -175,7 +176,7 @@ impl BananaModel {
     /// assert!(BananaModel::new(data, params.with_tempering(0.0)).is_err());
     /// # Ok(()) }
     /// ```
-    pub fn new(data: ColumnData, params: BananaParams) -> Result<Self> {
+    pub fn new(data: ColumnData<T>, params: BananaParams) -> Result<Self> {
         params.validate()?;
         check::len("data columns", data.n_cols(), params.dim())?;
         let tau: Vec<f64> = params.lik_vars.iter().map(|v| 1.0 / v).collect();
@@ -202,8 +203,32 @@ impl BananaModel {
     }
 
     /// The data.
-    pub fn data(&self) -> &ColumnData {
+    pub fn data(&self) -> &ColumnData<T> {
         &self.data
+    }
+
+    /// The same model on its data rounded to `f32` once (half the bytes per row; every term
+    /// still computed in `f64`, see [`ColumnData::compact`]). The exact posterior of the
+    /// compact model is that of the rounded data.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{BananaModel, BananaParams, Layout, Model};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let params = BananaParams::thesis(2, 20.0);
+    /// let model = BananaModel::new(params.generate(&[0.0, 3.0], 1000, 7)?, params)?;
+    /// let compact = model.compact()?;
+    /// assert_eq!((compact.layout(), compact.n_rows()), (Layout::F32, 1000));
+    /// let (a, b) = (model.log_lik_row(&[0.1, 2.9], 5), compact.log_lik_row(&[0.1, 2.9], 5));
+    /// assert!((a - b).abs() < 1e-6 * a.abs().max(1.0));
+    /// # Ok(()) }
+    /// ```
+    pub fn compact(&self) -> Result<BananaModel<f32>> {
+        BananaModel::new(self.data.compact()?, self.params.clone())
+    }
+
+    /// How the data are stored.
+    pub fn layout(&self) -> Layout {
+        T::LAYOUT
     }
 
     /// The exact tempered posterior of Theorem 13 for this model's data.
@@ -253,7 +278,7 @@ impl BananaModel {
     }
 }
 
-impl Model for BananaModel {
+impl<T: Element> Model for BananaModel<T> {
     fn dim(&self) -> usize {
         self.params.dim()
     }
@@ -318,7 +343,7 @@ impl Model for BananaModel {
             let mu = self.mean_i(theta, i);
             let h = -0.5 * t;
             for (o, &x) in out.iter_mut().zip(&self.data.col(i)[start..end]) {
-                let e = x - mu;
+                let e = x.to_f64() - mu;
                 *o += h * e * e;
             }
         }
@@ -362,7 +387,7 @@ impl Model for BananaModel {
         for (i, &t) in self.tau.iter().enumerate() {
             let mu = self.mean_i(theta, i);
             for (g, &x) in out.chunks_exact_mut(d).zip(&self.data.col(i)[start..end]) {
-                g[i] = t * (x - mu);
+                g[i] = t * (x.to_f64() - mu);
             }
         }
         let du2 = self.du2(theta);
@@ -388,7 +413,7 @@ impl Model for BananaModel {
         for ((i, &t), col) in self.tau.iter().enumerate().zip(out.chunks_exact_mut(len)) {
             let mu = self.mean_i(theta, i);
             for (g, &x) in col.iter_mut().zip(&self.data.col(i)[start..end]) {
-                *g = t * (x - mu);
+                *g = t * (x.to_f64() - mu);
             }
         }
         let du2 = self.du2(theta);

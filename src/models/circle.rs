@@ -11,14 +11,15 @@ use rand_distr::StandardNormal;
 use std::sync::Arc;
 
 use crate::error::{Error, Result, check};
-use crate::models::Model;
+use crate::models::{Element, Layout, Model};
 use crate::rng::chain_rng;
 
-/// The circle model on owned radii.
+/// The circle model on owned radii, stored as squared radii `r_j²` in `f64` (`CircleModel`,
+/// the default) or `f32` (`CircleModel<f32>`, [`compact`](CircleModel::compact)).
 #[derive(Clone, Debug)]
-pub struct CircleModel {
+pub struct CircleModel<T: Element = f64> {
     /// `r_j²`.
-    r2: Arc<[f64]>,
+    r2: Arc<[T]>,
     /// `Σ_j r_j²` (the unclipped gradient sum, the log-likelihood sum).
     r2_sum: f64,
     /// `Σ_j r_j⁴` (the log-likelihood sum).
@@ -50,12 +51,7 @@ impl CircleModel {
         }
         check::all_finite("radii", radii)?;
         let r2: Arc<[f64]> = radii.iter().map(|r| r * r).collect();
-        Ok(Self {
-            r2_sum: r2.iter().sum(),
-            r4_sum: r2.iter().map(|v| v * v).sum(),
-            r2,
-            a,
-        })
+        Ok(Self::from_squared(r2, a))
     }
 
     /// `n` radii `r_j ~ N(3, 1)` from `chain_rng(seed, 0)` (the thesis' data law).
@@ -75,6 +71,49 @@ impl CircleModel {
         Ok((0..n)
             .map(|_| 3.0 + rng.sample::<f64, _>(StandardNormal))
             .collect())
+    }
+}
+
+impl<T: Element> CircleModel<T> {
+    /// The model on stored squared radii (finite, non-empty) with a valid `a`.
+    fn from_squared(r2: Arc<[T]>, a: f64) -> Self {
+        Self {
+            r2_sum: r2.iter().map(|v| v.to_f64()).sum(),
+            r4_sum: r2.iter().map(|v| v.to_f64() * v.to_f64()).sum(),
+            r2,
+            a,
+        }
+    }
+
+    /// The same model with its data, the squared radii `r_j²`, rounded to `f32` once (half the
+    /// bytes per row; every term still computed in `f64`, see
+    /// [`ColumnData::compact`](crate::models::ColumnData::compact)). An error names a row
+    /// whose `r²` is beyond the `f32` range.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{CircleModel, Layout, Model};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let model = CircleModel::new(&[3.0, 2.5, 3.5], 1e-5)?.compact()?;
+    /// assert_eq!((model.layout(), model.n_rows()), (Layout::F32, 3));
+    /// assert!(CircleModel::new(&[3.0, 1e20], 1e-5)?.compact().is_err()); // r² > 3.4e38
+    /// # Ok(()) }
+    /// ```
+    pub fn compact(&self) -> Result<CircleModel<f32>> {
+        let mut r2 = Vec::with_capacity(self.r2.len());
+        for (j, v) in self.r2.iter().enumerate() {
+            r2.push(f32::from_f64(v.to_f64()).ok_or_else(|| {
+                Error::InvalidData(format!(
+                    "row {j} has r² = {v}, beyond the f32 range; rescale the radii or keep \
+                     the default f64 layout"
+                ))
+            })?);
+        }
+        Ok(CircleModel::from_squared(r2.into(), self.a))
+    }
+
+    /// How the data are stored.
+    pub fn layout(&self) -> Layout {
+        T::LAYOUT
     }
 
     /// The scale `a`.
@@ -99,8 +138,8 @@ impl CircleModel {
         -self.a * (self.r2.len() as f64 * s * s - 2.0 * s * self.r2_sum + self.r4_sum)
     }
 
-    /// The squared radii `r_j²`.
-    pub fn radii_squared(&self) -> &[f64] {
+    /// The squared radii `r_j²`, as stored.
+    pub fn radii_squared(&self) -> &[T] {
         &self.r2
     }
 }
@@ -110,7 +149,7 @@ fn sq_norm(theta: &[f64]) -> f64 {
     theta[0] * theta[0] + theta[1] * theta[1]
 }
 
-impl Model for CircleModel {
+impl<T: Element> Model for CircleModel<T> {
     fn dim(&self) -> usize {
         2
     }
@@ -133,7 +172,7 @@ impl Model for CircleModel {
     }
 
     fn log_lik_row(&self, theta: &[f64], row: usize) -> f64 {
-        let e = sq_norm(theta) - self.r2[row];
+        let e = sq_norm(theta) - self.r2[row].to_f64();
         -self.a * e * e
     }
 
@@ -143,7 +182,7 @@ impl Model for CircleModel {
 
     fn grad_log_lik_row(&self, theta: &[f64], row: usize, grad: &mut [f64]) -> Result<()> {
         check::len("grad", grad.len(), 2)?;
-        let f = -4.0 * self.a * (sq_norm(theta) - self.r2[row]);
+        let f = -4.0 * self.a * (sq_norm(theta) - self.r2[row].to_f64());
         grad[0] = f * theta[0];
         grad[1] = f * theta[1];
         Ok(())
@@ -158,7 +197,7 @@ impl Model for CircleModel {
         let a = self.a;
         let end = start + out.len();
         for (o, &r2) in out.iter_mut().zip(&self.r2[start..end]) {
-            let e = s - r2;
+            let e = s - r2.to_f64();
             *o = -a * e * e;
         }
     }
@@ -170,7 +209,7 @@ impl Model for CircleModel {
         let c1 = -self.a * (s_new - s) * (s_new + s);
         let end = start + out.len();
         for (o, &r2) in out.iter_mut().zip(&self.r2[start..end]) {
-            *o = c2 * r2 + c1;
+            *o = c2 * r2.to_f64() + c1;
         }
     }
 
@@ -185,7 +224,7 @@ impl Model for CircleModel {
         let c2 = 2.0 * self.a * (s_new - s);
         let c1 = -self.a * (s_new - s) * (s_new + s);
         for (o, &j) in out.iter_mut().zip(rows) {
-            *o = c2 * self.r2[j] + c1;
+            *o = c2 * self.r2[j].to_f64() + c1;
         }
     }
 
@@ -200,7 +239,7 @@ impl Model for CircleModel {
         let f0 = -4.0 * self.a;
         let end = start + out.len() / 2;
         for (g, &r2) in out.chunks_exact_mut(2).zip(&self.r2[start..end]) {
-            let f = f0 * (s - r2);
+            let f = f0 * (s - r2.to_f64());
             g[0] = f * x;
             g[1] = f * y;
         }
@@ -218,7 +257,7 @@ impl Model for CircleModel {
         let f0 = -4.0 * self.a;
         let (c0, c1) = out.split_at_mut(len);
         for ((g0, g1), &r2) in c0.iter_mut().zip(c1).zip(&self.r2[start..start + len]) {
-            let f = f0 * (s - r2);
+            let f = f0 * (s - r2.to_f64());
             *g0 = f * x;
             *g1 = f * y;
         }

@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::{Error, Result, check};
-use crate::models::{Model, RowData};
+use crate::models::{Element, Layout, Model, RowData};
 
 /// `ln p(row | θ)`.
 pub type LogLikFn = Arc<dyn Fn(&[f64], &[f64]) -> f64 + Send + Sync>;
@@ -69,9 +69,12 @@ impl fmt::Debug for Prior {
 /// assert!(r[1] < 0.0 && r[2] > 0.0); // row 1 fits worse, row 2 better
 /// # Ok(()) }
 /// ```
+///
+/// The data are `f64` by default; [`compact`](CustomModel::compact) stores them as `f32` (the
+/// closures still receive `f64` rows).
 #[derive(Clone)]
-pub struct CustomModel {
-    data: RowData,
+pub struct CustomModel<T: Element = f64> {
+    data: RowData<T>,
     dim: usize,
     log_lik: LogLikFn,
     grad_log_lik: Option<GradLogLikFn>,
@@ -80,11 +83,12 @@ pub struct CustomModel {
     tempering: f64,
 }
 
-impl fmt::Debug for CustomModel {
+impl<T: Element> fmt::Debug for CustomModel<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CustomModel")
             .field("n_rows", &self.data.n_rows())
             .field("n_cols", &self.data.n_cols())
+            .field("layout", &self.data.layout())
             .field("dim", &self.dim)
             .field("has_gradient", &self.grad_log_lik.is_some())
             .field("prior", &self.prior)
@@ -93,7 +97,7 @@ impl fmt::Debug for CustomModel {
     }
 }
 
-impl CustomModel {
+impl<T: Element> CustomModel<T> {
     /// A model with `dim` parameters, per-row log-likelihood `log_lik(θ, row)` on `data`, a
     /// flat prior and no gradient.
     ///
@@ -107,7 +111,7 @@ impl CustomModel {
     /// # Ok(()) }
     /// ```
     pub fn new(
-        data: RowData,
+        data: RowData<T>,
         dim: usize,
         log_lik: impl Fn(&[f64], &[f64]) -> f64 + Send + Sync + 'static,
     ) -> Result<Self> {
@@ -218,8 +222,41 @@ impl CustomModel {
     }
 
     /// The data.
-    pub fn data(&self) -> &RowData {
+    pub fn data(&self) -> &RowData<T> {
         &self.data
+    }
+
+    /// The same model on its data rounded to `f32` once (half the bytes per row, see
+    /// [`RowData::compact`]); the closures receive each row converted back to `f64` (exactly)
+    /// and compute in `f64`. Closures, prior, names and tempering are kept.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{CustomModel, Layout, Model, RowData};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let data = RowData::from_row_major(vec![0.1, -0.2, 1.3], 1)?;
+    /// let model = CustomModel::new(data, 1, |t, x| -0.5 * (x[0] - t[0]).powi(2))?.compact()?;
+    /// assert_eq!(model.layout(), Layout::F32);
+    /// assert_eq!(model.log_lik_row(&[0.0], 0), -0.5 * (0.1f32 as f64).powi(2));
+    /// // A value beyond the f32 range cannot be stored compactly.
+    /// let big = RowData::from_row_major(vec![1e39], 1)?;
+    /// assert!(CustomModel::new(big, 1, |_, _| 0.0)?.compact().is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn compact(&self) -> Result<CustomModel<f32>> {
+        Ok(CustomModel {
+            data: self.data.compact()?,
+            dim: self.dim,
+            log_lik: self.log_lik.clone(),
+            grad_log_lik: self.grad_log_lik.clone(),
+            prior: self.prior.clone(),
+            names: self.names.clone(),
+            tempering: self.tempering,
+        })
+    }
+
+    /// How the data are stored.
+    pub fn layout(&self) -> Layout {
+        T::LAYOUT
     }
 
     /// The prior.
@@ -228,7 +265,7 @@ impl CustomModel {
     }
 }
 
-impl Model for CustomModel {
+impl<T: Element> Model for CustomModel<T> {
     fn dim(&self) -> usize {
         self.dim
     }
@@ -272,7 +309,7 @@ impl Model for CustomModel {
     }
 
     fn log_lik_row(&self, theta: &[f64], row: usize) -> f64 {
-        (self.log_lik)(theta, self.data.row(row))
+        T::with_f64_row(self.data.row(row), |r| (self.log_lik)(theta, r))
     }
 
     fn has_gradient(&self) -> bool {
@@ -283,7 +320,7 @@ impl Model for CustomModel {
         check::len("grad", grad.len(), self.dim)?;
         match &self.grad_log_lik {
             Some(g) => {
-                g(theta, self.data.row(row), grad);
+                T::with_f64_row(self.data.row(row), |r| g(theta, r, grad));
                 Ok(())
             }
             None => Err(Error::Model(

@@ -22,7 +22,7 @@ use rand_distr::StandardNormal;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result, check};
-use crate::models::{ColumnData, Model, linear};
+use crate::models::{ColumnData, Element, Layout, Model, linear};
 use crate::rng::chain_rng;
 
 /// The block-diagonal covariance of THESIS-NOTES §10: block `k` (coordinates `2k, 2k+1`) is
@@ -141,10 +141,12 @@ pub fn generate_gaussian(
     ColumnData::from_columns(columns)
 }
 
-/// The Gaussian model with known covariance on owned, column-major data.
+/// The Gaussian model with known covariance on owned, column-major data, stored as `f64`
+/// (`GaussianModel`, the default) or `f32` (`GaussianModel<f32>`,
+/// [`compact`](GaussianModel::compact)).
 #[derive(Clone, Debug)]
-pub struct GaussianModel {
-    data: ColumnData,
+pub struct GaussianModel<T: Element = f64> {
+    data: ColumnData<T>,
     cov: DMatrix<f64>,
     /// `Σ⁻¹`, row-major.
     prec: Vec<f64>,
@@ -156,7 +158,7 @@ pub struct GaussianModel {
     col_sums: Vec<f64>,
 }
 
-impl GaussianModel {
+impl<T: Element> GaussianModel<T> {
     /// A Gaussian model on `data` (`n × d`) with likelihood covariance `cov` (`d × d`,
     /// symmetric positive definite) and prior `N(0, prior_var · I)`.
     ///
@@ -170,7 +172,7 @@ impl GaussianModel {
     /// assert!(GaussianModel::new(data, cov, -1.0).is_err()); // prior variance must be > 0
     /// # Ok(()) }
     /// ```
-    pub fn new(data: ColumnData, cov: DMatrix<f64>, prior_var: f64) -> Result<Self> {
+    pub fn new(data: ColumnData<T>, cov: DMatrix<f64>, prior_var: f64) -> Result<Self> {
         let d = data.n_cols();
         check::positive("prior_var", prior_var)?;
         let l = cholesky_of(&cov, d)?;
@@ -232,8 +234,32 @@ impl GaussianModel {
     }
 
     /// The data.
-    pub fn data(&self) -> &ColumnData {
+    pub fn data(&self) -> &ColumnData<T> {
         &self.data
+    }
+
+    /// The same model on its data rounded to `f32` once (half the bytes per row; every term
+    /// still computed in `f64`, see [`ColumnData::compact`]); the tempering is kept.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{block_correlated_cov, generate_gaussian, GaussianModel, Layout};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let cov = block_correlated_cov(2, 0.999)?;
+    /// let model = GaussianModel::new(generate_gaussian(&[0.0, 3.0], &cov, 1000, 1)?, cov, 100.0)?;
+    /// let compact = model.compact()?;
+    /// assert_eq!(compact.layout(), Layout::F32);
+    /// let (m, c) = (model.posterior()?.mean()[1], compact.posterior()?.mean()[1]);
+    /// assert!((m - c).abs() < 1e-6);
+    /// # Ok(()) }
+    /// ```
+    pub fn compact(&self) -> Result<GaussianModel<f32>> {
+        GaussianModel::new(self.data.compact()?, self.cov.clone(), self.prior_var)?
+            .with_tempering(self.tempering)
+    }
+
+    /// How the data are stored.
+    pub fn layout(&self) -> Layout {
+        T::LAYOUT
     }
 
     /// The closed-form (tempered) posterior for this model's data.
@@ -263,7 +289,7 @@ impl GaussianModel {
     }
 }
 
-impl Model for GaussianModel {
+impl<T: Element> Model for GaussianModel<T> {
     fn dim(&self) -> usize {
         self.data.n_cols()
     }
@@ -330,13 +356,13 @@ impl Model for GaussianModel {
             if i == l {
                 let h = -0.5 * p;
                 for (o, &x) in out.iter_mut().zip(xi) {
-                    let e = x - ti;
+                    let e = x.to_f64() - ti;
                     *o += h * e * e;
                 }
             } else {
                 let xl = &self.data.col(l)[start..end];
                 for ((o, &a), &b) in out.iter_mut().zip(xi).zip(xl) {
-                    *o -= p * (a - ti) * (b - tl);
+                    *o -= p * (a.to_f64() - ti) * (b.to_f64() - tl);
                 }
             }
         }
@@ -384,11 +410,11 @@ impl Model for GaussianModel {
             let (ti, tl) = (theta[i], theta[l]);
             // g_i += P_il (x_l − θ_l), and symmetrically g_l += P_li (x_i − θ_i)
             for (g, &x) in out.chunks_exact_mut(d).zip(&self.data.col(l)[start..end]) {
-                g[i] += p * (x - tl);
+                g[i] += p * (x.to_f64() - tl);
             }
             if i != l {
                 for (g, &x) in out.chunks_exact_mut(d).zip(&self.data.col(i)[start..end]) {
-                    g[l] += p * (x - ti);
+                    g[l] += p * (x.to_f64() - ti);
                 }
             }
         }
@@ -414,7 +440,7 @@ impl Model for GaussianModel {
                 .iter_mut()
                 .zip(&self.data.col(l)[start..end])
             {
-                *g += p * (x - tl);
+                *g += p * (x.to_f64() - tl);
             }
             if i != l {
                 let ti = theta[i];
@@ -422,7 +448,7 @@ impl Model for GaussianModel {
                     .iter_mut()
                     .zip(&self.data.col(i)[start..end])
                 {
-                    *g += p * (x - ti);
+                    *g += p * (x.to_f64() - ti);
                 }
             }
         }

@@ -2,52 +2,48 @@
 //! their changes under a proposal, parameter names, and declared (public) covariate bounds.
 
 use crate::error::{Error, Result, num};
-use crate::models::ColumnData;
+use crate::models::{ColumnData, Element, linear};
 
 /// Rows per block in the ratio and gradient loops (stack buffers; no allocation).
 pub(crate) const BLOCK: usize = 256;
 
-/// `η_j = Σ_i β_i x_ji` for rows `start .. start + out.len()` (column by column).
-pub(crate) fn eta_rows(x: &ColumnData, beta: &[f64], start: usize, out: &mut [f64]) {
-    out.fill(0.0);
+/// `η_j = Σ_i β_i x_ji` for rows `start .. start + out.len()` (column by column, left to
+/// right from 0; columns with `β_i = 0` skipped), four columns per sweep
+/// ([`linear::rows`]).
+pub(crate) fn eta_rows<T: Element>(x: &ColumnData<T>, beta: &[f64], start: usize, out: &mut [f64]) {
     let end = start + out.len();
-    for (i, &b) in beta.iter().enumerate() {
-        if b != 0.0 {
-            for (o, &v) in out.iter_mut().zip(&x.col(i)[start..end]) {
-                *o += b * v;
-            }
-        }
-    }
+    let terms = beta
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b != 0.0)
+        .map(|(i, &b)| (b, &x.col(i)[start..end]));
+    linear::rows(out, 0.0, terms);
 }
 
 /// `Δη_j = Σ_{i: β'_i ≠ β_i} (β'_i − β_i) x_ji` for rows `start .. start + out.len()`: only
 /// the columns whose coefficient changed are read.
-pub(crate) fn eta_delta(
-    x: &ColumnData,
+pub(crate) fn eta_delta<T: Element>(
+    x: &ColumnData<T>,
     beta: &[f64],
     beta_new: &[f64],
     start: usize,
     out: &mut [f64],
 ) {
-    out.fill(0.0);
     let end = start + out.len();
-    for (i, (&b, &b_new)) in beta.iter().zip(beta_new).enumerate() {
-        if b != b_new {
-            let db = b_new - b;
-            for (o, &v) in out.iter_mut().zip(&x.col(i)[start..end]) {
-                *o += db * v;
-            }
-        }
-    }
+    let terms = beta
+        .iter()
+        .zip(beta_new)
+        .enumerate()
+        .filter(|&(_, (&b, &b_new))| b != b_new)
+        .map(|(i, (&b, &b_new))| (b_new - b, &x.col(i)[start..end]));
+    linear::rows(out, 0.0, terms);
 }
 
-/// `η` of one row.
-#[inline]
 /// Row-major per-row gradients of a GLM block: `g_k[i] = f_k · x_{s+k, i}` for the first
 /// `cols` coefficients, `block` holding `f.len()` rows of `d` values (`d ≥ cols`; the other
 /// entries are left alone).
-pub(crate) fn slopes_times_x(
-    x: &ColumnData,
+pub(crate) fn slopes_times_x<T: Element>(
+    x: &ColumnData<T>,
     s: usize,
     f: &[f64],
     block: &mut [f64],
@@ -61,7 +57,7 @@ pub(crate) fn slopes_times_x(
             .zip(f.iter())
             .zip(&x.col(i)[s..s + len])
         {
-            g[i] = fk * xv;
+            g[i] = fk * xv.to_f64();
         }
     }
 }
@@ -69,8 +65,8 @@ pub(crate) fn slopes_times_x(
 /// Column-major per-row gradients of a GLM chunk: on entry `f` (column 0 of the output) holds
 /// the slopes `f_k`, `rest` the columns `1 .. cols` after it (each `f.len()` long); on exit
 /// column `i` holds `f_k · x_{start+k, i}` for every `i < cols`.
-pub(crate) fn slopes_times_x_cols(
-    x: &ColumnData,
+pub(crate) fn slopes_times_x_cols<T: Element>(
+    x: &ColumnData<T>,
     start: usize,
     f: &mut [f64],
     rest: &mut [f64],
@@ -80,11 +76,11 @@ pub(crate) fn slopes_times_x_cols(
     let end = start + len;
     for (i, col) in (1..cols).zip(rest.chunks_exact_mut(len)) {
         for ((g, &fk), &xv) in col.iter_mut().zip(f.iter()).zip(&x.col(i)[start..end]) {
-            *g = fk * xv;
+            *g = fk * xv.to_f64();
         }
     }
     for (g, &xv) in f.iter_mut().zip(&x.col(0)[start..end]) {
-        *g *= xv;
+        *g *= xv.to_f64();
     }
 }
 
@@ -112,7 +108,9 @@ pub(crate) fn normal_grad_log_prior(theta: &[f64], var: f64, grad: &mut [f64]) {
     }
 }
 
-pub(crate) fn eta(x: &ColumnData, beta: &[f64], row: usize) -> f64 {
+/// `η` of one row.
+#[inline]
+pub(crate) fn eta<T: Element>(x: &ColumnData<T>, beta: &[f64], row: usize) -> f64 {
     beta.iter()
         .enumerate()
         .map(|(i, b)| b * x.get(row, i))
@@ -143,7 +141,11 @@ pub(crate) fn check_names(names: Vec<String>, expected: usize) -> Result<Vec<Str
 /// `bounds` checked to hold one finite `lo ≤ hi` per column of `x`, and every value of `x`
 /// within its column's bounds (a declared bound the data break would void the privacy
 /// guarantee built on it). `names` names the columns in errors.
-pub(crate) fn check_bounds(x: &ColumnData, bounds: &[(f64, f64)], names: &[String]) -> Result<()> {
+pub(crate) fn check_bounds<T: Element>(
+    x: &ColumnData<T>,
+    bounds: &[(f64, f64)],
+    names: &[String],
+) -> Result<()> {
     if bounds.len() != x.n_cols() {
         return Err(Error::invalid(
             "bounds",
@@ -165,7 +167,11 @@ pub(crate) fn check_bounds(x: &ColumnData, bounds: &[(f64, f64)], names: &[Strin
                 format!("the bounds of {name} must be finite with lo ≤ hi"),
             ));
         }
-        if let Some(j) = x.col(i).iter().position(|v| !(lo..=hi).contains(v)) {
+        if let Some(j) = x
+            .col(i)
+            .iter()
+            .position(|v| !(lo..=hi).contains(&v.to_f64()))
+        {
             return Err(Error::InvalidData(format!(
                 "{name} has the value {} at row {j}, outside its declared bounds [{}, {}]; \
                  widen the bounds or clamp the data to them",

@@ -5,18 +5,24 @@
 //! The log-likelihood has slope `|y − σ(η)| ≤ 1` in `η`, so
 //! `|r_j| ≤ ‖x_j‖ · ‖θ' − θ‖` and `‖∇ ln p(y_j | x_j, θ)‖ ≤ ‖x_j‖`: a per-row Lipschitz bound.
 //! Add a column of ones to `x` for an intercept.
+//!
+//! Memory: the covariates (`n · p` values, `f64` or, with [`LogisticModel::compact`], `f32`)
+//! and one byte per row for `y`. Kernels add a per-row cache of the current and proposed
+//! log-likelihoods (16 bytes per row) for the ratio passes.
 
+use std::sync::Arc;
+
+use super::glm;
 use crate::error::{Error, Result, check};
-use crate::models::{ColumnData, Model};
+use crate::models::{ColumnData, Element, Layout, Model};
 
-/// `ln(1 + e^t)`, accurate for every `t`.
+/// `ln(1 + e^t) = max(t, 0) + ln(1 + e^{−|t|})`, accurate for every `t`. Branch-free (the
+/// sign of `η` is random across rows); the same values as `t + ln_1p(e^{−t})` for `t > 0` and
+/// `ln_1p(e^t)` otherwise (`0 + v = v` exactly, and `max` returns 0 for a NaN `t`, whose
+/// result stays NaN through the second term).
 #[inline]
 fn softplus(t: f64) -> f64 {
-    if t > 0.0 {
-        t + (-t).exp().ln_1p()
-    } else {
-        t.exp().ln_1p()
-    }
+    t.max(0.0) + (-t.abs()).exp().ln_1p()
 }
 
 /// `y η − ln(1 + e^η)`.
@@ -25,21 +31,23 @@ fn log_lik(eta: f64, y: f64) -> f64 {
     y * eta - softplus(eta)
 }
 
-/// Logistic regression on owned, column-major covariates.
+/// Logistic regression on owned, column-major covariates, stored as `f64` (`LogisticModel`,
+/// the default) or `f32` (`LogisticModel<f32>`, [`compact`](LogisticModel::compact)).
 #[derive(Clone, Debug)]
-pub struct LogisticModel {
-    x: ColumnData,
-    y: std::sync::Arc<[f64]>,
+pub struct LogisticModel<T: Element = f64> {
+    x: ColumnData<T>,
+    /// The outcomes, 0 or 1 (one byte per row).
+    y: Arc<[u8]>,
     prior_var: f64,
     lipschitz: f64,
-    names: Option<std::sync::Arc<[String]>>,
-    public_bounds: Option<std::sync::Arc<[(f64, f64)]>>,
+    names: Option<Arc<[String]>>,
+    public_bounds: Option<Arc<[(f64, f64)]>>,
 }
 
 /// Rows per block in the ratio loops (stack buffers; no allocation).
-const BLOCK: usize = 256;
+const BLOCK: usize = glm::BLOCK;
 
-impl LogisticModel {
+impl<T: Element> LogisticModel<T> {
     /// Logistic regression of `y` (each 0 or 1, one per row of `x`) on the covariates `x`
     /// (`n × p`), prior `N(0, prior_var · I)`.
     ///
@@ -54,7 +62,7 @@ impl LogisticModel {
     /// assert!(LogisticModel::new(x, &[0.0, 2.0, 1.0, 1.0], 10.0).is_err()); // y must be 0/1
     /// # Ok(()) }
     /// ```
-    pub fn new(x: ColumnData, y: &[f64], prior_var: f64) -> Result<Self> {
+    pub fn new(x: ColumnData<T>, y: &[f64], prior_var: f64) -> Result<Self> {
         check::positive("prior_var", prior_var)?;
         check::len("y", y.len(), x.n_rows())?;
         if let Some(j) = y.iter().position(|&v| v != 0.0 && v != 1.0) {
@@ -63,21 +71,75 @@ impl LogisticModel {
                 y[j]
             )));
         }
-        let mut norms2 = vec![0.0; x.n_rows()];
-        for i in 0..x.n_cols() {
-            for (s, &v) in norms2.iter_mut().zip(x.col(i)) {
-                *s += v * v;
+        let y: Arc<[u8]> = y.iter().map(|&v| u8::from(v == 1.0)).collect();
+        Ok(Self::from_parts(x, y, prior_var))
+    }
+
+    /// The model on checked parts (`y` of 0/1 bytes, one per row of `x`; `prior_var > 0`).
+    fn from_parts(x: ColumnData<T>, y: Arc<[u8]>, prior_var: f64) -> Self {
+        // max_j ‖x_j‖², a block of rows at a time (no n-sized buffer).
+        let mut max2 = 0.0_f64;
+        let mut norms2 = [0.0; BLOCK];
+        for s in (0..x.n_rows()).step_by(BLOCK) {
+            let len = BLOCK.min(x.n_rows() - s);
+            let block = &mut norms2[..len];
+            block.fill(0.0);
+            for i in 0..x.n_cols() {
+                for (b, &v) in block.iter_mut().zip(&x.col(i)[s..s + len]) {
+                    let v = v.to_f64();
+                    *b += v * v;
+                }
             }
+            max2 = block.iter().fold(max2, |m, &b| m.max(b));
         }
-        let lipschitz = norms2.iter().fold(0.0_f64, |m, &s| m.max(s)).sqrt();
-        Ok(Self {
+        Self {
             x,
-            y: y.into(),
+            y,
             prior_var,
-            lipschitz,
+            lipschitz: max2.sqrt(),
             names: None,
             public_bounds: None,
-        })
+        }
+    }
+
+    /// The same model on its covariates rounded to `f32` once (half the bytes per row; every
+    /// term still computed in `f64`, see [`ColumnData::compact`]). Names and public bounds
+    /// are kept; the rounded data must still lie within the declared bounds (an error names
+    /// the column and row otherwise: widen the bounds).
+    ///
+    /// ```
+    /// use dp_mcmc::models::{ColumnData, Layout, LogisticModel, Model};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let x = ColumnData::from_columns(vec![vec![1.0; 3], vec![-1.0, 0.1, 2.0]])?;
+    /// let model = LogisticModel::new(x, &[0.0, 1.0, 1.0], 10.0)?;
+    /// let compact = model.compact()?;
+    /// assert_eq!(compact.layout(), Layout::F32);
+    /// let (a, b) = (model.log_lik_row(&[0.3, 0.7], 1), compact.log_lik_row(&[0.3, 0.7], 1));
+    /// assert!((a - b).abs() < 1e-7);
+    /// // 0.1 rounds up to 0.100000001…, outside a declared upper bound of exactly 0.1:
+    /// let x = ColumnData::from_columns(vec![vec![0.1, -0.5]])?;
+    /// let bounded = LogisticModel::new(x, &[0.0, 1.0], 10.0)?
+    ///     .with_public_feature_bounds(&[(-1.0, 0.1)])?;
+    /// assert!(bounded.compact().unwrap_err().to_string().contains("row 0"));
+    /// # Ok(()) }
+    /// ```
+    pub fn compact(&self) -> Result<LogisticModel<f32>> {
+        let mut m = LogisticModel::from_parts(self.x.compact()?, self.y.clone(), self.prior_var);
+        m.names = self.names.clone();
+        if let Some(b) = &self.public_bounds {
+            m = m.with_public_feature_bounds(b)?;
+        }
+        Ok(m)
+    }
+
+    /// How the covariates are stored.
+    pub fn layout(&self) -> Layout {
+        T::LAYOUT
+    }
+
+    /// The covariates.
+    pub fn x(&self) -> &ColumnData<T> {
+        &self.x
     }
 
     /// The model with parameter names `names` (one per column of `x`, e.g. `intercept` then
@@ -94,7 +156,7 @@ impl LogisticModel {
     /// # Ok(()) }
     /// ```
     pub fn with_param_names(mut self, names: Vec<String>) -> Result<Self> {
-        self.names = Some(super::glm::check_names(names, self.x.n_cols())?.into());
+        self.names = Some(glm::check_names(names, self.x.n_cols())?.into());
         Ok(self)
     }
 
@@ -119,7 +181,7 @@ impl LogisticModel {
     /// # Ok(()) }
     /// ```
     pub fn with_public_feature_bounds(mut self, bounds: &[(f64, f64)]) -> Result<Self> {
-        super::glm::check_bounds(&self.x, bounds, &self.param_names())?;
+        glm::check_bounds(&self.x, bounds, &self.param_names())?;
         self.public_bounds = Some(bounds.into());
         Ok(self)
     }
@@ -142,28 +204,22 @@ impl LogisticModel {
 
     #[inline]
     fn eta(&self, theta: &[f64], row: usize) -> f64 {
-        theta
-            .iter()
-            .enumerate()
-            .map(|(i, t)| t * self.x.get(row, i))
-            .sum()
+        glm::eta(&self.x, theta, row)
     }
 
     /// `η_j` for rows `start .. start + out.len()` into `out` (column by column).
     fn eta_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
-        out.fill(0.0);
-        let end = start + out.len();
-        for (i, &t) in theta.iter().enumerate() {
-            if t != 0.0 {
-                for (o, &x) in out.iter_mut().zip(&self.x.col(i)[start..end]) {
-                    *o += t * x;
-                }
-            }
-        }
+        glm::eta_rows(&self.x, theta, start, out);
+    }
+
+    /// `y_j` as `f64` (0 or 1).
+    #[inline]
+    fn y(&self, row: usize) -> f64 {
+        f64::from(self.y[row])
     }
 }
 
-impl Model for LogisticModel {
+impl<T: Element> Model for LogisticModel<T> {
     fn dim(&self) -> usize {
         self.x.n_cols()
     }
@@ -173,26 +229,26 @@ impl Model for LogisticModel {
     }
 
     fn param_names(&self) -> Vec<String> {
-        super::glm::param_names(self.names.as_deref(), self.dim(), &[])
+        glm::param_names(self.names.as_deref(), self.dim(), &[])
     }
 
     /// `sqrt(Σ_i max(lo_i², hi_i²))` of the declared bounds
     /// ([`LogisticModel::with_public_feature_bounds`]); `None` without them. Never the
     /// data-derived [`LogisticModel::lipschitz_bound`].
     fn public_lipschitz(&self) -> Option<f64> {
-        self.public_bounds.as_deref().map(super::glm::box_norm)
+        self.public_bounds.as_deref().map(glm::box_norm)
     }
 
     fn log_prior(&self, theta: &[f64]) -> f64 {
-        super::glm::normal_log_prior(theta, self.prior_var)
+        glm::normal_log_prior(theta, self.prior_var)
     }
 
     fn grad_log_prior(&self, theta: &[f64], grad: &mut [f64]) {
-        super::glm::normal_grad_log_prior(theta, self.prior_var, grad);
+        glm::normal_grad_log_prior(theta, self.prior_var, grad);
     }
 
     fn log_lik_row(&self, theta: &[f64], row: usize) -> f64 {
-        log_lik(self.eta(theta, row), self.y[row])
+        log_lik(self.eta(theta, row), self.y(row))
     }
 
     fn has_gradient(&self) -> bool {
@@ -202,7 +258,7 @@ impl Model for LogisticModel {
     fn grad_log_lik_row(&self, theta: &[f64], row: usize, grad: &mut [f64]) -> Result<()> {
         check::len("grad", grad.len(), self.dim())?;
         let eta = self.eta(theta, row);
-        let f = self.y[row] - 1.0 / (1.0 + (-eta).exp());
+        let f = self.y(row) - 1.0 / (1.0 + (-eta).exp());
         for (i, g) in grad.iter_mut().enumerate() {
             *g = f * self.x.get(row, i);
         }
@@ -213,7 +269,7 @@ impl Model for LogisticModel {
         self.eta_rows(theta, start, out);
         let end = start + out.len();
         for (o, &y) in out.iter_mut().zip(&self.y[start..end]) {
-            *o = log_lik(*o, y);
+            *o = log_lik(*o, f64::from(y));
         }
     }
 
@@ -224,16 +280,9 @@ impl Model for LogisticModel {
         for (b, chunk) in out.chunks_mut(BLOCK).enumerate() {
             let s = start + b * BLOCK;
             let delta = &mut buf[..chunk.len()];
-            delta.fill(0.0);
-            for (i, (&t, &t_new)) in theta.iter().zip(theta_new).enumerate() {
-                if t != t_new {
-                    let dt = t_new - t;
-                    for (dl, &x) in delta.iter_mut().zip(&self.x.col(i)[s..s + chunk.len()]) {
-                        *dl += dt * x;
-                    }
-                }
-            }
+            glm::eta_delta(&self.x, theta, theta_new, s, delta);
             for ((o, &dl), &y) in chunk.iter_mut().zip(delta.iter()).zip(&self.y[s..]) {
+                let y = f64::from(y);
                 *o = log_lik(*o + dl, y) - log_lik(*o, y);
             }
         }
@@ -250,10 +299,10 @@ impl Model for LogisticModel {
             let f = &mut f[..len];
             self.eta_rows(theta, s, f);
             for (fk, &y) in f.iter_mut().zip(&self.y[s..s + len]) {
-                *fk = y - 1.0 / (1.0 + (-*fk).exp());
+                *fk = f64::from(y) - 1.0 / (1.0 + (-*fk).exp());
             }
             let block = &mut out[b * BLOCK * d..(b * BLOCK + len) * d];
-            super::glm::slopes_times_x(&self.x, s, f, block, d, d);
+            glm::slopes_times_x(&self.x, s, f, block, d, d);
         }
         Ok(())
     }
@@ -270,9 +319,9 @@ impl Model for LogisticModel {
         let (f, rest) = out.split_at_mut(len);
         self.eta_rows(theta, start, f);
         for (fk, &y) in f.iter_mut().zip(&self.y[start..end]) {
-            *fk = y - 1.0 / (1.0 + (-*fk).exp());
+            *fk = f64::from(y) - 1.0 / (1.0 + (-*fk).exp());
         }
-        super::glm::slopes_times_x_cols(&self.x, start, f, rest, d);
+        glm::slopes_times_x_cols(&self.x, start, f, rest, d);
         Ok(())
     }
 }
@@ -293,6 +342,26 @@ mod tests {
     #[test]
     fn fast_paths_match_the_log_likelihood() {
         check_model(&model(), &[0.2, -0.4], &[0.25, -0.1]);
+        check_model(&model().compact().unwrap(), &[0.2, -0.4], &[0.25, -0.1]);
+    }
+
+    /// The branch-free softplus gives the same bits as the two-branch form it replaced.
+    #[test]
+    fn softplus_is_the_two_branch_form_bit_for_bit() {
+        let old = |t: f64| {
+            if t > 0.0 {
+                t + (-t).exp().ln_1p()
+            } else {
+                t.exp().ln_1p()
+            }
+        };
+        let mut ts = vec![0.0, -0.0, 1e-300, -1e-300, 745.0, -745.0, 800.0, -800.0];
+        ts.extend([f64::INFINITY, f64::NEG_INFINITY, f64::MAX, f64::MIN]);
+        ts.extend((-4000..=4000).map(|k| k as f64 * 0.01 + 1e-7 * k as f64));
+        for t in ts {
+            assert_eq!(softplus(t).to_bits(), old(t).to_bits(), "t = {t}");
+        }
+        assert!(softplus(f64::NAN).is_nan());
     }
 
     #[test]

@@ -23,6 +23,12 @@
 //! The thesis models store their data column-major ([`ColumnData`]) and override the chunk
 //! methods: a one-coordinate update touches only the columns whose likelihood mean changed.
 //!
+//! **Compact layout.** The models that read their rows from memory (the thesis models,
+//! [`LogisticModel`], [`CustomModel`], and [`ExperimentModel`] through
+//! [`ExperimentModel::with_layout`]) take `f32` data (`BananaModel<f32>`, … , built by their
+//! `.compact()`): half the bytes per row, every term still computed and summed in `f64` (see
+//! [`Layout`] and the `dataset` notes on [`ColumnData::compact`]). `f64` is the default.
+//!
 //! # Implementing the trait
 //!
 //! Only five methods are required; the chunk methods have row-by-row defaults.
@@ -67,7 +73,7 @@ pub mod testing;
 pub use banana::{BananaModel, BananaParams, BananaPosterior};
 pub use circle::CircleModel;
 pub use custom::{CustomModel, GradLogLikFn, GradLogPriorFn, LogLikFn, LogPriorFn, Prior};
-pub use dataset::{ColumnData, RowData};
+pub use dataset::{ColumnData, Element, Layout, RowData};
 pub use gaussian::{GaussianModel, GaussianPosterior, block_correlated_cov, generate_gaussian};
 pub use linear_regression::LinearRegression;
 pub use logistic::LogisticModel;

@@ -17,7 +17,7 @@ use rand_distr::StandardNormal;
 use crate::error::{Error, Result};
 use crate::models::{
     BananaModel, BananaParams, BananaPosterior, CircleModel, ColumnData, GaussianModel,
-    GaussianPosterior, Model, block_correlated_cov, generate_gaussian,
+    GaussianPosterior, Layout, Model, block_correlated_cov, generate_gaussian,
 };
 use crate::rng::chain_rng;
 
@@ -326,6 +326,9 @@ enum Kind {
     Banana(BananaModel),
     Gaussian(GaussianModel),
     Circle(CircleModel),
+    BananaF32(BananaModel<f32>),
+    GaussianF32(GaussianModel<f32>),
+    CircleF32(CircleModel<f32>),
 }
 
 /// An experiment's model (cheap to clone: the data are shared), implementing [`Model`] by
@@ -343,6 +346,9 @@ macro_rules! delegate {
             Kind::Banana($m) => $e,
             Kind::Gaussian($m) => $e,
             Kind::Circle($m) => $e,
+            Kind::BananaF32($m) => $e,
+            Kind::GaussianF32($m) => $e,
+            Kind::CircleF32($m) => $e,
         }
     };
 }
@@ -468,7 +474,67 @@ impl ExperimentModel {
         self.experiment
     }
 
-    /// The inner banana model (banana family only).
+    /// The same experiment with its data stored in `layout` ([`Layout::F32`]: rounded to `f32`
+    /// once, half the bytes per row, every term still computed in `f64`; see
+    /// [`ColumnData::compact`]). The exact posterior and reference sample are then those of
+    /// the rounded data. Storing in the current layout returns the model unchanged; an `f32`
+    /// model cannot go back to `f64` (the rounding is done): an error says to rebuild it.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{Experiment, Layout, Model};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let model = Experiment::EasyBanana2d.model()?;
+    /// let compact = model.clone().with_layout(Layout::F32)?;
+    /// assert_eq!((compact.layout(), compact.n_rows()), (Layout::F32, 100_000));
+    /// let (m, c) = (model.reference_mean(), compact.reference_mean());
+    /// assert!((m[1] - c[1]).abs() < 1e-6);
+    /// assert!(compact.with_layout(Layout::F64).is_err()); // the rounding cannot be undone
+    /// # Ok(()) }
+    /// ```
+    pub fn with_layout(self, layout: Layout) -> Result<Self> {
+        if layout == self.layout() {
+            return Ok(self);
+        }
+        let kind = match (&self.kind, layout) {
+            (Kind::Banana(m), Layout::F32) => Kind::BananaF32(m.compact()?),
+            (Kind::Gaussian(m), Layout::F32) => Kind::GaussianF32(m.compact()?),
+            (Kind::Circle(m), Layout::F32) => Kind::CircleF32(m.compact()?),
+            _ => {
+                return Err(Error::invalid(
+                    "layout",
+                    layout,
+                    "an f32 model cannot be stored as f64 (its data were rounded); build the \
+                     model again (e.g. `Experiment::model`) for the f64 layout",
+                ));
+            }
+        };
+        Ok(Self {
+            experiment: self.experiment,
+            kind,
+        })
+    }
+
+    /// [`with_layout`](Self::with_layout)`(Layout::F32)`: the compact layout.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{Experiment, Layout};
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// assert_eq!(Experiment::Circle.model()?.compact()?.layout(), Layout::F32);
+    /// # Ok(()) }
+    /// ```
+    pub fn compact(self) -> Result<Self> {
+        self.with_layout(Layout::F32)
+    }
+
+    /// How the data are stored.
+    pub fn layout(&self) -> Layout {
+        match &self.kind {
+            Kind::Banana(_) | Kind::Gaussian(_) | Kind::Circle(_) => Layout::F64,
+            Kind::BananaF32(_) | Kind::GaussianF32(_) | Kind::CircleF32(_) => Layout::F32,
+        }
+    }
+
+    /// The inner banana model (banana family in the `f64` layout only).
     pub fn as_banana(&self) -> Option<&BananaModel> {
         match &self.kind {
             Kind::Banana(m) => Some(m),
@@ -476,7 +542,7 @@ impl ExperimentModel {
         }
     }
 
-    /// The inner Gaussian model (`hard-gauss-2d` only).
+    /// The inner Gaussian model (`hard-gauss-2d` in the `f64` layout only).
     pub fn as_gaussian(&self) -> Option<&GaussianModel> {
         match &self.kind {
             Kind::Gaussian(m) => Some(m),
@@ -484,7 +550,7 @@ impl ExperimentModel {
         }
     }
 
-    /// The inner circle model (`circle` only).
+    /// The inner circle model (`circle` in the `f64` layout only).
     pub fn as_circle(&self) -> Option<&CircleModel> {
         match &self.kind {
             Kind::Circle(m) => Some(m),
@@ -496,10 +562,14 @@ impl ExperimentModel {
     pub fn exact_posterior(&self) -> Option<ExactPosterior> {
         match &self.kind {
             Kind::Banana(m) => Some(ExactPosterior::Banana(m.posterior())),
+            Kind::BananaF32(m) => Some(ExactPosterior::Banana(m.posterior())),
             Kind::Gaussian(m) => Some(ExactPosterior::Gaussian(m.posterior().expect(
                 "the model's covariance, prior variance and data were validated in `new`",
             ))),
-            Kind::Circle(_) => None,
+            Kind::GaussianF32(m) => Some(ExactPosterior::Gaussian(m.posterior().expect(
+                "the model's covariance, prior variance and data were validated in `new`",
+            ))),
+            Kind::Circle(_) | Kind::CircleF32(_) => None,
         }
     }
 

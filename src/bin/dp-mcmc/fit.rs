@@ -50,8 +50,8 @@ pub struct FitArgs {
     /// Privacy budget δ of the whole analysis.
     #[arg(long, allow_hyphen_values = true)]
     delta: f64,
-    /// auto (DP HMC for 5 or more parameters, else DP penalty), dp-penalty, dp-hmc,
-    /// minibatch-penalty or dp-barker.
+    /// auto (the DP penalty; DP Barker for a model with neither gradients nor bounds),
+    /// dp-penalty, dp-hmc, minibatch-penalty or dp-barker.
     #[arg(long, default_value = "auto")]
     algorithm: String,
     /// Number of chains.

@@ -10,6 +10,7 @@ mod diagnostics;
 mod fit;
 mod reproduce;
 mod sample;
+mod shard;
 
 /// Differentially private MCMC: accountants, samplers, diagnostics.
 #[derive(Parser)]

@@ -1,14 +1,16 @@
 //! `reproduce`: run the thesis' Chapter 6 grids (accounting comparison, clipping study,
 //! algorithm comparison), write the result tables (CSV) and the figures (offline HTML), and
-//! print one JSON summary.
+//! print one JSON summary. `--shard I/N` runs 1/N of the grids' tasks (tables only);
+//! `reproduce merge` combines the shards into the tables and figures of an unsharded run.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use dp_mcmc::accounting::Gradient;
 use dp_mcmc::experiments::{
-    BaselineSpec, ClippingSpec, ComparisonSpec, GridReport, GridRunner, read_results,
+    BaselineSpec, ClippingSpec, ComparisonSpec, GridReport, GridRunner, Shard, Task, read_results,
 };
 use dp_mcmc::frame::accounting::{figure_6_1_with, linspace};
 use dp_mcmc::frame::experiments::{medians_frame, results_frame};
@@ -17,6 +19,8 @@ use dp_mcmc::plots::experiments as figs;
 use dp_mcmc::polars::prelude::{Column, DataFrame};
 use dp_mcmc::{Error, Result};
 use serde_json::{Value, json};
+
+use crate::shard;
 
 /// Which part of Chapter 6 to reproduce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -29,14 +33,42 @@ pub enum Part {
     Comparison,
     /// Everything, in the order accounting, comparison, clipping.
     All,
+    /// Only the baseline grid (exact posterior sample vs the reference: the figures' dashed
+    /// lines), which the comparison and clipping parts also run.
+    Baseline,
+    /// Combine the tables of shard runs (`merge --out DIR SHARD_DIR...`, the shard runs'
+    /// `--out` folders) into the tables and figures of an unsharded run.
+    Merge,
+}
+
+impl Part {
+    fn key(self) -> &'static str {
+        match self {
+            Part::Accounting => "accounting",
+            Part::Clipping => "clipping",
+            Part::Comparison => "comparison",
+            Part::All => "all",
+            Part::Baseline => "baseline",
+            Part::Merge => "merge",
+        }
+    }
 }
 
 /// Arguments of `dp-mcmc reproduce`.
 #[derive(Args)]
 pub struct ReproduceArgs {
-    /// accounting, clipping, comparison or all.
+    /// accounting, clipping, comparison, all, baseline, or merge (then SHARD_DIRS follow).
     #[arg(value_enum)]
     part: Part,
+    /// With `merge`: the `--out` folders of the shard runs `--shard 1/N` ... `--shard N/N`.
+    #[arg(value_name = "SHARD_DIRS")]
+    shard_dirs: Vec<PathBuf>,
+    /// Run only shard I of N (1-based) of every grid: the tasks at positions ≡ I−1 (mod N) of
+    /// the grid's task list (round robin; task ids and seeds unchanged). Writes the grid tables
+    /// and `shard.json` under `--out` (no medians, accounting or figures: `reproduce merge`
+    /// makes them from all shards).
+    #[arg(long, value_name = "I/N", allow_hyphen_values = true)]
+    shard: Option<String>,
     /// Small grids (3 chains, ε ∈ {1, 4}, d = 2 experiments; clipping d = 2, 4 bounds):
     /// results go to `<out>/quick/`.
     #[arg(long)]
@@ -68,9 +100,50 @@ pub struct ReproduceArgs {
 
 struct Ctx<'a> {
     args: &'a ReproduceArgs,
+    /// `--shard`: run this shard's tasks, write only the grid tables.
+    shard: Option<Shard>,
+    /// Grids already run by this command (the baseline grid is shared by two parts: `all
+    /// --fresh` must not empty and compute it twice, nor report it twice).
+    visited: HashSet<String>,
+    /// Set by `merge`: the tables are merged shard tables, nothing is left to run.
+    merged: bool,
     t0: Instant,
     files: Vec<String>,
     parts: serde_json::Map<String, Value>,
+}
+
+/// The task list of the grid `name` (`baseline`, `comparison`, `clipping`, `clipping-thesis`).
+fn grid_tasks(name: &str, quick: bool) -> Vec<Task> {
+    let clipping = || {
+        if quick {
+            ClippingSpec::quick()
+        } else {
+            ClippingSpec::full()
+        }
+    };
+    match name {
+        "comparison" if quick => ComparisonSpec::quick().tasks(),
+        "comparison" => ComparisonSpec::full().tasks(),
+        "clipping" => clipping().tasks(),
+        "clipping-thesis" => clipping().thesis_compatible().tasks(),
+        _ => BaselineSpec::full().tasks(),
+    }
+}
+
+/// The grids a part runs, in order.
+fn part_grids(part: Part, thesis_compatible: bool) -> Vec<&'static str> {
+    let clipping = if thesis_compatible {
+        "clipping-thesis"
+    } else {
+        "clipping"
+    };
+    match part {
+        Part::Accounting | Part::Merge => vec![],
+        Part::Baseline => vec!["baseline"],
+        Part::Comparison => vec!["baseline", "comparison"],
+        Part::Clipping => vec!["baseline", clipping],
+        Part::All => vec!["baseline", "comparison", clipping],
+    }
 }
 
 impl Ctx<'_> {
@@ -131,37 +204,101 @@ impl Ctx<'_> {
         }
     }
 
-    fn grid(&mut self, tasks: &[dp_mcmc::experiments::Task], name: &str) -> Result<GridReport> {
+    fn grid(&mut self, name: &str) -> Result<GridReport> {
+        let all = grid_tasks(name, self.args.quick);
+        let tasks = match self.shard {
+            Some(s) => s.select(&all),
+            None => all,
+        };
         let path = self.table(name);
-        if self.args.fresh && path.exists() {
-            std::fs::remove_file(&path)?;
+        let first_visit = self.visited.insert(name.to_string());
+        if self.args.fresh && first_visit {
+            for p in [path.clone(), shard::runs_path(&path)] {
+                if p.exists() {
+                    std::fs::remove_file(&p)?;
+                }
+            }
         }
-        eprintln!(
-            "[dp-mcmc reproduce] {name}: {} tasks -> {}",
-            tasks.len(),
-            path.display()
-        );
-        let report = self.runner().run(tasks, &path)?;
-        if report.skipped > 0 {
-            // What a rerun did: rows already in the table are kept, not recomputed.
-            let recorded: f64 = read_results(&path)?
-                .iter()
-                .map(|r| r.wall_seconds)
-                .filter(|s| s.is_finite())
-                .sum();
+        let of_shard = self
+            .shard
+            .map_or(String::new(), |s| format!(" (shard {s})"));
+        if !self.merged && first_visit {
             eprintln!(
-                "[dp-mcmc reproduce] {name}: {} of {} tasks were already finished in {} and kept \
-                 (their recorded task time: {recorded:.0} s); {} run now. To recompute them, \
-                 rerun with --fresh or with a new --out DIR",
-                report.skipped,
-                report.tasks,
-                path.display(),
-                report.completed + report.failed.len(),
+                "[dp-mcmc reproduce] {name}: {} tasks{of_shard} -> {}",
+                tasks.len(),
+                path.display()
             );
         }
+        let report = self.runner().run(&tasks, &path)?;
+        shard::record_run(&path, name, &report, self.args.threads, self.shard)?;
+        if report.skipped > 0 && !self.merged && first_visit {
+            self.say_kept(name, &path, &report)?;
+        }
         self.files.push(path.display().to_string());
-        self.parts.insert(name.to_string(), json!(report));
+        if shard::runs_path(&path).exists() {
+            self.files
+                .push(shard::runs_path(&path).display().to_string());
+        }
+        if first_visit {
+            self.parts.insert(name.to_string(), json!(report));
+        }
         Ok(report)
+    }
+
+    /// One closing line: tasks found finished, run now, failed, left for a rerun.
+    fn say_summary(&self) {
+        let sum = |key: &str| -> u64 {
+            self.parts
+                .values()
+                .filter_map(|p| p.get(key))
+                .map(|v| v.as_u64().or_else(|| v.as_array().map(|a| a.len() as u64)))
+                .map(Option::unwrap_or_default)
+                .sum()
+        };
+        let (tasks, kept, run) = (sum("tasks"), sum("skipped"), sum("completed"));
+        if tasks == 0 {
+            return;
+        }
+        let (failed, left) = (sum("failed"), sum("interrupted"));
+        let hint = if kept > 0 && run == 0 {
+            " (to recompute: --fresh, or a new --out DIR)"
+        } else {
+            ""
+        };
+        eprintln!(
+            "[dp-mcmc reproduce] done in {:.0} s: {tasks} tasks, {kept} found finished and kept{hint}, \
+             {run} run now, {failed} failed, {left} left for a rerun; tables in {}",
+            self.t0.elapsed().as_secs_f64(),
+            self.dir().display()
+        );
+    }
+
+    /// What a rerun did: rows already in the table are kept, not recomputed; how long they took.
+    fn say_kept(&self, name: &str, path: &Path, report: &GridReport) -> Result<()> {
+        let task_time: f64 = read_results(path)?
+            .iter()
+            .map(|r| r.wall_seconds)
+            .filter(|s| s.is_finite())
+            .sum();
+        let wall = shard::recorded_wall(path)?.unwrap_or_else(|| {
+            format!(
+                "wall time not recorded (no {})",
+                shard::runs_path(path).display()
+            )
+        });
+        eprintln!(
+            "[dp-mcmc reproduce] {name}: {} of {} tasks{} were already finished in {} and kept, \
+             {} run now. Recorded time of their computation: {wall}; task time {task_time:.0} s \
+             (the sum of the rows' wall_seconds). To recompute, rerun with --fresh (deletes the \
+             tables first) or with a new --out DIR",
+            report.skipped,
+            report.tasks,
+            self.shard
+                .map_or(String::new(), |s| format!(" of shard {s}")),
+            path.display(),
+            report.completed + report.failed.len(),
+        );
+        Ok(())
     }
 
     fn accounting(&mut self) -> Result<()> {
@@ -192,18 +329,16 @@ impl Ctx<'_> {
     }
 
     fn baseline(&mut self) -> Result<DataFrame> {
-        self.grid(&BaselineSpec::full().tasks(), "baseline")?;
+        self.grid("baseline")?;
         results_frame(&read_results(self.table("baseline"))?)
     }
 
     fn comparison(&mut self) -> Result<()> {
         let baselines = self.baseline()?;
-        let spec = if self.args.quick {
-            ComparisonSpec::quick()
-        } else {
-            ComparisonSpec::full()
-        };
-        self.grid(&spec.tasks(), "comparison")?;
+        self.grid("comparison")?;
+        if self.shard.is_some() {
+            return Ok(());
+        }
         let rows = read_results(self.table("comparison"))?;
         let mut med = medians_frame(&rows)?;
         let path = self.table("comparison-medians");
@@ -238,18 +373,15 @@ impl Ctx<'_> {
 
     fn clipping(&mut self) -> Result<()> {
         let baselines = self.baseline()?;
-        let mut spec = if self.args.quick {
-            ClippingSpec::quick()
-        } else {
-            ClippingSpec::full()
-        };
         let name = if self.args.thesis_compatible {
-            spec = spec.thesis_compatible();
             "clipping-thesis"
         } else {
             "clipping"
         };
-        self.grid(&spec.tasks(), name)?;
+        self.grid(name)?;
+        if self.shard.is_some() {
+            return Ok(());
+        }
         let rows = read_results(self.table(name))?;
         let mut med = medians_frame(&rows)?;
         let path = self.table(&format!("{name}-medians"));
@@ -266,6 +398,18 @@ impl Ctx<'_> {
     }
 }
 
+/// `--shard` parsed; errors name the flag.
+fn parse_shard(s: &str) -> Result<Shard> {
+    s.parse().map_err(|e| match e {
+        Error::InvalidParameter { value, reason, .. } => Error::InvalidParameter {
+            name: "--shard",
+            value,
+            reason,
+        },
+        e => e,
+    })
+}
+
 /// Run `dp-mcmc reproduce`.
 pub fn reproduce(args: ReproduceArgs) -> Result<Value> {
     if args.threads == Some(0) {
@@ -280,15 +424,52 @@ pub fn reproduce(args: ReproduceArgs) -> Result<Value> {
             "must be a finite number of seconds >= 0",
         ));
     }
+    let shard = args.shard.as_deref().map(parse_shard).transpose()?;
+    if args.part == Part::Merge {
+        if shard.is_some() {
+            return Err(Error::invalid(
+                "--shard",
+                args.shard.as_deref().unwrap_or_default(),
+                "merge combines shards: give the shard runs' --out folders, without --shard",
+            ));
+        }
+        return merge(args);
+    }
+    if args.part == Part::Accounting && shard.is_some() {
+        return Err(Error::invalid(
+            "--shard",
+            args.shard.as_deref().unwrap_or_default(),
+            "the accounting part has no tasks to shard (it takes seconds): run it without --shard",
+        ));
+    }
+    if let Some(dir) = args.shard_dirs.first() {
+        return Err(Error::invalid(
+            "SHARD_DIRS",
+            dir.display(),
+            "folders are only taken by `reproduce merge --out DIR SHARD_DIR...`",
+        ));
+    }
+    run(&args, shard, false)
+}
+
+/// The part's grids, tables and figures (`merged`: the tables were merged from shards).
+fn run(args: &ReproduceArgs, shard: Option<Shard>, merged: bool) -> Result<Value> {
     let mut ctx = Ctx {
-        args: &args,
+        args,
+        shard,
+        visited: HashSet::new(),
+        merged,
         t0: Instant::now(),
         files: Vec::new(),
         parts: serde_json::Map::new(),
     };
     let part = args.part;
-    if matches!(part, Part::Accounting | Part::All) {
+    // A shard writes grid tables only; the accounting part has no tasks: merge computes it.
+    if matches!(part, Part::Accounting | Part::All) && shard.is_none() {
         ctx.accounting()?;
+    }
+    if part == Part::Baseline {
+        ctx.baseline()?;
     }
     if matches!(part, Part::Comparison | Part::All) {
         ctx.comparison()?;
@@ -296,24 +477,112 @@ pub fn reproduce(args: ReproduceArgs) -> Result<Value> {
     if matches!(part, Part::Clipping | Part::All) {
         ctx.clipping()?;
     }
-    let mut files = ctx.files.clone();
-    files.sort();
-    files.dedup();
     let incomplete: usize = ctx
         .parts
         .values()
         .filter_map(|p| p.get("interrupted").and_then(Value::as_u64))
         .sum::<u64>() as usize;
+    if !merged {
+        ctx.say_summary();
+    }
+    if let Some(s) = shard {
+        let grids: serde_json::Map<String, Value> = ctx
+            .parts
+            .iter()
+            .map(|(k, v)| {
+                let done = v.get("skipped").and_then(Value::as_u64).unwrap_or(0)
+                    + v.get("completed").and_then(Value::as_u64).unwrap_or(0);
+                let tasks = v.get("tasks").and_then(Value::as_u64).unwrap_or(0);
+                (k.clone(), json!({ "tasks": tasks, "finished": done }))
+            })
+            .collect();
+        shard::write_manifest(&ctx.dir(), &settings(args), s, &Value::Object(grids))?;
+        ctx.files
+            .push(ctx.dir().join(shard::MANIFEST).display().to_string());
+    }
+    let mut files = ctx.files.clone();
+    files.sort();
+    files.dedup();
     Ok(json!({
         "command": "reproduce",
-        "part": format!("{part:?}").to_lowercase(),
+        "part": part.key(),
         "quick": args.quick,
         "out": args.out.display().to_string(),
         "threads": args.threads,
         "seed": args.seed,
+        "shard": shard.map(|s| s.to_string()),
         "complete": incomplete == 0,
         "parts": Value::Object(ctx.parts),
         "files": files,
         "wall_seconds": ctx.t0.elapsed().as_secs_f64(),
     }))
+}
+
+/// The settings a shard manifest records and `merge` checks are equal across shards.
+fn settings(args: &ReproduceArgs) -> Value {
+    json!({
+        "part": args.part.key(),
+        "quick": args.quick,
+        "seed": args.seed,
+        "thesis_compatible": args.thesis_compatible,
+    })
+}
+
+/// `reproduce merge --out DIR SHARD_DIRS...`: the shards' grid tables merged in task order,
+/// then the part run on them (nothing left to compute): medians, accounting, figures.
+fn merge(args: ReproduceArgs) -> Result<Value> {
+    let t0 = Instant::now();
+    let dirs = args
+        .shard_dirs
+        .iter()
+        .map(|d| shard::read_shard_dir(d, args.quick))
+        .collect::<Result<Vec<_>>>()?;
+    shard::check_complete_set(&dirs)?;
+    let s = &dirs[0].settings;
+    let bad = |what: &str| Error::InvalidData(format!("shard manifest: bad `{what}` entry"));
+    let part = Part::from_str(s["part"].as_str().ok_or_else(|| bad("part"))?, false)
+        .map_err(|_| bad("part"))?;
+    let merged_args = ReproduceArgs {
+        part,
+        shard_dirs: Vec::new(),
+        shard: None,
+        quick: s["quick"].as_bool().ok_or_else(|| bad("quick"))?,
+        out: args.out.clone(),
+        threads: args.threads,
+        max_time: None,
+        seed: s["seed"].as_u64().ok_or_else(|| bad("seed"))?,
+        thesis_compatible: s["thesis_compatible"]
+            .as_bool()
+            .ok_or_else(|| bad("thesis_compatible"))?,
+        no_figures: args.no_figures,
+        fresh: false,
+    };
+    let dir = if merged_args.quick {
+        args.out.join("quick")
+    } else {
+        args.out.clone()
+    };
+    let mut grids = serde_json::Map::new();
+    for name in part_grids(part, merged_args.thesis_compatible) {
+        let tasks = grid_tasks(name, merged_args.quick);
+        let out = dir.join(format!("{name}.csv"));
+        grids.insert(name.into(), shard::merge_grid(name, &tasks, &dirs, &out)?);
+    }
+    eprintln!(
+        "[dp-mcmc reproduce] merged {} shards into {}",
+        dirs.len(),
+        dir.display()
+    );
+    let mut out = run(&merged_args, None, true)?;
+    if let Value::Object(m) = &mut out {
+        m.insert(
+            "merged".into(),
+            json!({
+                "shards": dirs.iter().map(|d| d.tables.display().to_string()).collect::<Vec<_>>(),
+                "grids": grids,
+            }),
+        );
+        m.insert("wall_seconds".into(), json!(t0.elapsed().as_secs_f64()));
+    }
+    Ok(out)
 }
