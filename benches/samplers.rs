@@ -5,7 +5,11 @@
 //! ratios: to one bare pass computing the same per-row log-likelihood ratios (or gradients),
 //! and to the thesis' own code measured on this machine at ε = 4 (DP penalty 1.3 ms/iter on
 //! easy-2d and 31 ms on gauss-30d, DP HMC 29 ms on easy-2d).
+//!
+//! `cargo bench --bench samplers -- threads` runs one chain on n = 1e7 rows with its data
+//! passes on 1 vs 2 threads (`big_data/mod.rs`; not part of the default sections).
 
+mod big_data;
 mod common;
 
 use std::hint::black_box;
@@ -104,7 +108,7 @@ fn selected(section: &str) -> bool {
         .filter(|a| !a.starts_with('-'))
         .collect();
     if args.is_empty() {
-        return section != "big";
+        return section != "big" && section != "threads";
     }
     args.iter().any(|a| section.contains(a.as_str()))
 }
@@ -122,6 +126,9 @@ fn main() {
     }
     if selected("big") {
         big_logistic_rows();
+    }
+    if selected("threads") {
+        big_data::run();
     }
 }
 

@@ -247,6 +247,12 @@ macro_rules! sweep_run_settings {
         $sw.call(format!("{} threads(0)", $name), || {
             bounded!(base.clone().iterations(2).threads(0)).run(model)
         });
+        $sw.call(format!("{} threads_per_chain(0)", $name), || {
+            bounded!(base.clone().iterations(2).threads_per_chain(0)).run(model)
+        });
+        $sw.call(format!("{} threads_per_chain(max)", $name), || {
+            bounded!(base.clone().iterations(2).threads_per_chain(usize::MAX)).run(model)
+        });
         $sw.call(format!("{} max_time(0)", $name), || {
             base.clone()
                 .iterations(100_000)

@@ -232,6 +232,8 @@ fn run_task(
         start,
         max_time: remaining,
         progress: false,
+        // the grid keeps every worker busy with its own task: no threads inside a chain
+        threads_per_chain: Some(1),
         ..RunSettings::default()
     };
     match &task.kind {

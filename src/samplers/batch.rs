@@ -3,7 +3,9 @@
 
 use rand::RngExt;
 
+use super::pass::CHUNK;
 use super::proposal::{ProposalKind, RandomWalk};
+use super::split::{Split, run_groups};
 use crate::error::Result;
 use crate::models::Model;
 use crate::rng::ChainRng;
@@ -57,6 +59,8 @@ pub struct BatchSampler {
     batch: Vec<usize>,
     ratios: Vec<f64>,
     size: usize,
+    split: Split,
+    groups: Vec<()>,
 }
 
 impl BatchSampler {
@@ -67,7 +71,18 @@ impl BatchSampler {
             batch: Vec::with_capacity(size),
             ratios: vec![0.0; size],
             size,
+            split: Split::new(size, 1),
+            groups: vec![()],
         }
+    }
+
+    /// Compute a batch's ratios on up to `threads` rayon threads, in chunks of
+    /// [`CHUNK`](super::pass::CHUNK) rows (only batches of
+    /// [`PARALLEL_MIN_CHUNKS`](super::split::PARALLEL_MIN_CHUNKS) chunks or more). The ratios
+    /// are summed in batch order afterwards, so results do not depend on it.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.split = Split::new(self.size, threads);
+        self.groups.resize(self.split.groups(), ());
     }
 
     /// Draw a fresh batch, uniformly among all `size`-subsets (Floyd 1987).
@@ -96,7 +111,21 @@ impl BatchSampler {
         rng: &mut ChainRng,
     ) -> BatchStats {
         self.draw(rng);
-        model.log_lik_ratio_indexed(theta, theta_new, &self.batch, &mut self.ratios);
+        let batch = &self.batch[..];
+        let rows_per_group = self.split.per_group() * CHUNK;
+        let work = |g: usize, _: &mut (), _: &mut [()], ratios: &mut [f64]| {
+            let first = g * rows_per_group;
+            let rows = &batch[first..first + ratios.len()];
+            model.log_lik_ratio_indexed(theta, theta_new, rows, ratios);
+        };
+        run_groups(
+            &self.split,
+            &mut self.groups,
+            &mut [],
+            0,
+            &mut self.ratios,
+            &work,
+        );
         let (mut sum, mut sum_sq, mut clipped) = (0.0, 0.0, 0u64);
         for &r in &self.ratios {
             let y = r.max(-bound).min(bound);
@@ -151,5 +180,31 @@ mod tests {
         let e = 9000.0;
         let chi2: f64 = counts.iter().map(|&c| (c as f64 - e).powi(2) / e).sum();
         assert!(chi2 < 41.3, "chi2 = {chi2}, counts {counts:?}");
+    }
+
+    /// A batch split over threads gives the same statistics bit for bit (the ratios are
+    /// computed per chunk of rows, then summed in batch order as before).
+    #[test]
+    fn split_batches_give_the_same_stats() {
+        let n = (crate::samplers::split::PARALLEL_MIN_CHUNKS + 40) * CHUNK;
+        let b = n - 5000;
+        assert!(Split::new(b, 2).groups() > 1);
+        let model = crate::models::testing::IsotropicGaussian::generate(n, 2, 3);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let stats = |threads: usize| {
+            let mut s = BatchSampler::new(n, b);
+            s.set_threads(threads);
+            let mut rng = chain_rng(2, 0);
+            let st = pool
+                .install(|| s.clipped_batch_stats(&model, &[0.1, 0.4], &[0.2, 0.5], 0.3, &mut rng));
+            (st.mean.to_bits(), st.var.to_bits(), st.clipped)
+        };
+        let want = stats(1);
+        assert!(want.2 > 0);
+        assert_eq!(stats(2), want);
+        assert_eq!(stats(3), want);
     }
 }

@@ -64,6 +64,7 @@ fn run_chains_marked<K: Kernel, M: Model + ?Sized>(
     let bar = bar;
     let deadline = settings.max_time;
     let work = || {
+        let threads = settings.pass_threads(starts.len());
         starts
             .par_iter()
             .enumerate()
@@ -74,6 +75,7 @@ fn run_chains_marked<K: Kernel, M: Model + ?Sized>(
                     theta0,
                     i,
                     (!settings.secure_rng).then_some(settings.seed),
+                    threads,
                     iterations,
                     settings.thin,
                     deadline,
@@ -138,6 +140,7 @@ fn run_one<K: Kernel, M: Model + ?Sized>(
     theta0: &[f64],
     chain: usize,
     seed: Option<u64>,
+    threads: usize,
     iterations: usize,
     thin: usize,
     deadline: Option<Duration>,
@@ -154,6 +157,7 @@ fn run_one<K: Kernel, M: Model + ?Sized>(
         None => crate::noise::os_chain_rng().map_err(wrap)?,
     };
     let mut state = kernel.init(model, theta0, &mut rng).map_err(wrap)?;
+    kernel.set_pass_threads(&mut state, threads);
     let dim = model.dim();
     let thin = thin.max(1);
     let reserve = iterations.div_ceil(thin).min(RESERVE_STEPS);

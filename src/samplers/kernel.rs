@@ -89,6 +89,14 @@ pub trait Kernel: Send + Sync {
     /// noise multiplier of a release. Kernels without a tunable step ignore it (the default).
     fn set_step_scale(&self, _state: &mut Self::State, _scale: f64) {}
 
+    /// Split this chain's data passes over up to `threads` rayon threads (1: sequential, the
+    /// state [`init`](Kernel::init) builds). The run driver calls it once after `init`
+    /// ([`RunSettings::threads_per_chain`](crate::samplers::RunSettings::threads_per_chain));
+    /// it may allocate (per-thread chunk buffers), `step` still never does. Results do not
+    /// depend on it: every pass adds its per-chunk partial sums in chunk order
+    /// ([`crate::samplers::split`]). Kernels without a data pass ignore it (the default).
+    fn set_pass_threads(&self, _state: &mut Self::State, _threads: usize) {}
+
     /// The acceptance rate warm-up adaptation aims at by default (0.25: random-walk kernels,
     /// whose noisy acceptance test lowers the best rate a little below the classical 0.234
     /// bound's neighbourhood; HMC kernels override it).

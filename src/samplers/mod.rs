@@ -1,7 +1,7 @@
 //! MCMC samplers and the run driver. One folder per sampler (`dp_penalty/`, `dp_hmc/`,
 //! `minibatch_penalty/`, `dp_barker/`, `rwmh/`, `hmc/`): its builder, its privacy cost
-//! ([`PrivacyCost`]) and its kernel. Shared: the [`Kernel`] trait, the data pass (`pass`),
-//! proposals, run settings, the driver (chains in parallel), the privacy plan and ledger
+//! ([`PrivacyCost`]) and its kernel. Shared: the [`Kernel`] trait, the data pass (`pass`;
+//! `split` spreads it over threads), proposals, run settings, the driver (chains in parallel), the privacy plan and ledger
 //! (`privacy`), and [`MaxIterations`].
 
 pub mod adapt;
@@ -20,6 +20,7 @@ pub mod proposal;
 pub mod run;
 pub mod rwmh;
 mod settings;
+pub mod split;
 pub mod vcorr;
 
 pub use crate::accounting::Method;

@@ -5,6 +5,7 @@
 //! clipping them; the model decides how to compute the terms (closed-form ratio, or one
 //! likelihood evaluation against a cache of the current state's per-row values).
 
+use super::split::{Split, run_groups};
 use crate::models::Model;
 
 /// Rows per chunk of a data pass.
@@ -64,36 +65,56 @@ fn clamp_nan_low(x: f64, bound: f64) -> f64 {
     if low < bound { low } else { bound }
 }
 
-/// Per-row state a full-data kernel keeps: the chunk buffer, and for models without a
-/// closed-form ratio the per-row log-likelihoods of the current and the proposed state.
+/// Per-row state a full-data kernel keeps: one chunk buffer per group of chunks
+/// ([`Split`]), the per-chunk partial sums, and for models without a closed-form ratio the
+/// per-row log-likelihoods of the current and the proposed state.
 #[derive(Clone, Debug)]
 pub struct RowCache {
-    chunk: Vec<f64>,
+    split: Split,
+    chunks: Vec<Vec<f64>>,
+    partials: Vec<ClippedSum>,
     current: Vec<f64>,
     proposed: Vec<f64>,
 }
 
 impl RowCache {
-    /// Allocate once per chain; fills the cache with `ℓ_j(θ)` when the model needs it.
+    /// Allocate once per chain; fills the cache with `ℓ_j(θ)` when the model needs it. The
+    /// passes are sequential until [`set_threads`](Self::set_threads).
     pub fn new<M: Model + ?Sized>(model: &M, theta: &[f64]) -> Self {
+        let n = model.n_rows();
         let (current, proposed) = if model.has_direct_ratio() {
             (Vec::new(), Vec::new())
         } else {
-            let mut cur = vec![0.0; model.n_rows()];
+            let mut cur = vec![0.0; n];
             for (k, c) in cur.chunks_mut(CHUNK).enumerate() {
                 model.log_lik_rows(theta, k * CHUNK, c);
             }
-            (cur, vec![0.0; model.n_rows()])
+            (cur, vec![0.0; n])
         };
+        let split = Split::new(n, 1);
         RowCache {
-            chunk: vec![0.0; CHUNK],
+            split,
+            chunks: vec![vec![0.0; CHUNK]],
+            partials: vec![ClippedSum::default(); split.chunks()],
             current,
             proposed,
         }
     }
 
+    /// Split the passes over up to `threads` rayon threads (1: sequential; small data stay
+    /// sequential anyway, see [`Split`]). Allocates the groups' chunk buffers; results do not
+    /// depend on it.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.split = Split::new(self.split.chunks() * CHUNK, threads);
+        while self.chunks.len() < self.split.groups() {
+            self.chunks.push(vec![0.0; CHUNK]);
+        }
+    }
+
     /// One pass over all rows: `Σ clip(ℓ_j(θ') − ℓ_j(θ), ±bound)`; with `RAW`, also the
-    /// unclipped sum.
+    /// unclipped sum. Each chunk's sum is computed on its own (in parallel with
+    /// [`set_threads`](Self::set_threads)) and the chunk sums are added in chunk order, so
+    /// the result is the same for every thread count.
     pub fn clipped_ratio_sum<const RAW: bool, M: Model + ?Sized>(
         &mut self,
         model: &M,
@@ -102,30 +123,41 @@ impl RowCache {
         bound: f64,
     ) -> ClippedSum {
         let n = model.n_rows();
-        let mut acc = ClippedSum::default();
-        if model.has_direct_ratio() {
-            let mut start = 0;
-            while start < n {
+        let direct = model.has_direct_ratio();
+        let per = self.split.per_group();
+        let current = &self.current[..];
+        let work = |g: usize, buf: &mut Vec<f64>, parts: &mut [ClippedSum], new: &mut [f64]| {
+            for (i, part) in parts.iter_mut().enumerate() {
+                let start = (g * per + i) * CHUNK;
                 let len = CHUNK.min(n - start);
-                let buf = &mut self.chunk[..len];
-                model.log_lik_ratio_rows(theta, theta_new, start, buf);
-                acc.add_chunk::<RAW>(buf, bound);
-                start += len;
-            }
-        } else {
-            for (k, (new, cur)) in self
-                .proposed
-                .chunks_mut(CHUNK)
-                .zip(self.current.chunks(CHUNK))
-                .enumerate()
-            {
-                model.log_lik_rows(theta_new, k * CHUNK, new);
-                let buf = &mut self.chunk[..new.len()];
-                for ((b, &a), &c) in buf.iter_mut().zip(new.iter()).zip(cur) {
-                    *b = a - c;
+                let buf = &mut buf[..len];
+                if direct {
+                    model.log_lik_ratio_rows(theta, theta_new, start, buf);
+                } else {
+                    let new = &mut new[i * CHUNK..i * CHUNK + len];
+                    model.log_lik_rows(theta_new, start, new);
+                    let cur = &current[start..start + len];
+                    for ((b, &a), &c) in buf.iter_mut().zip(new.iter()).zip(cur) {
+                        *b = a - c;
+                    }
                 }
-                acc.add_chunk::<RAW>(buf, bound);
+                *part = ClippedSum::default();
+                part.add_chunk::<RAW>(buf, bound);
             }
+        };
+        run_groups(
+            &self.split,
+            &mut self.chunks,
+            &mut self.partials,
+            1,
+            &mut self.proposed,
+            &work,
+        );
+        let mut acc = ClippedSum::default();
+        for p in &self.partials {
+            acc.sum += p.sum;
+            acc.raw_sum += p.raw_sum;
+            acc.clipped += p.clipped;
         }
         acc
     }
@@ -136,28 +168,78 @@ impl RowCache {
     }
 }
 
-/// Chunk buffers for per-row gradient passes: gradients column-major (`d × CHUNK`), a
-/// row-major staging area for models without column gradients, and per-row scale factors.
-#[derive(Clone, Debug)]
-pub struct GradBuffer {
+/// One group's scratch for gradient passes: the chunk's gradients column-major
+/// (`d × CHUNK`), a row-major staging area for models without column gradients, per-row
+/// scale factors, and the group's clipped-row count and first error.
+#[derive(Debug)]
+struct GradScratch {
     cols: Vec<f64>,
     rows: Vec<f64>,
     scale: Vec<f64>,
+    clipped: usize,
+    error: Option<crate::Error>,
+}
+
+impl Clone for GradScratch {
+    /// The buffers (an error is only held between a pass and its end).
+    fn clone(&self) -> Self {
+        GradScratch {
+            cols: self.cols.clone(),
+            rows: self.rows.clone(),
+            scale: self.scale.clone(),
+            clipped: self.clipped,
+            error: None,
+        }
+    }
+}
+
+impl GradScratch {
+    fn new(d: usize, staging: bool) -> Self {
+        let size = CHUNK * d;
+        GradScratch {
+            cols: vec![0.0; size],
+            rows: if staging { vec![0.0; size] } else { Vec::new() },
+            scale: vec![0.0; CHUNK],
+            clipped: 0,
+            error: None,
+        }
+    }
+}
+
+/// Buffers for per-row gradient passes: one [`GradScratch`] per group of chunks ([`Split`])
+/// and the per-chunk partial gradient sums (`d` per chunk).
+#[derive(Clone, Debug)]
+pub struct GradBuffer {
+    split: Split,
+    dim: usize,
+    staging: bool,
+    groups: Vec<GradScratch>,
+    partials: Vec<f64>,
 }
 
 impl GradBuffer {
     /// Allocate once per chain (the row-major staging area only for models without column
-    /// gradients).
+    /// gradients). The passes are sequential until [`set_threads`](Self::set_threads).
     pub fn new<M: Model + ?Sized>(model: &M) -> Self {
-        let size = CHUNK * model.dim();
+        let d = model.dim();
+        let staging = !model.has_column_gradients();
+        let split = Split::new(model.n_rows(), 1);
         GradBuffer {
-            cols: vec![0.0; size],
-            rows: if model.has_column_gradients() {
-                Vec::new()
-            } else {
-                vec![0.0; size]
-            },
-            scale: vec![0.0; CHUNK],
+            split,
+            dim: d,
+            staging,
+            groups: vec![GradScratch::new(d, staging)],
+            partials: vec![0.0; split.chunks() * d],
+        }
+    }
+
+    /// Split the passes over up to `threads` rayon threads (1: sequential; small data stay
+    /// sequential anyway, see [`Split`]). Allocates the groups' scratch; results do not
+    /// depend on it.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.split = Split::new(self.split.chunks() * CHUNK, threads);
+        while self.groups.len() < self.split.groups() {
+            self.groups.push(GradScratch::new(self.dim, self.staging));
         }
     }
 
@@ -170,7 +252,12 @@ impl GradBuffer {
     /// Each chunk's gradients are laid out column-major (written so by models with
     /// [`Model::has_column_gradients`], else transposed from the row-major ones), so the
     /// squared norms, the scale factors `min(1, B/‖g_j‖)` and the scaled sums are all
-    /// vectorised passes over contiguous columns.
+    /// vectorised passes over contiguous columns. Each chunk's clipped sum is computed on its
+    /// own (in parallel with [`set_threads`](Self::set_threads)) and the chunk sums are added
+    /// in chunk order, so the result is the same for every thread count.
+    ///
+    /// # Errors
+    /// The model's gradient error of the first failing chunk (in chunk order).
     pub fn clipped_grad_sum<M: Model + ?Sized>(
         &mut self,
         model: &M,
@@ -185,25 +272,55 @@ impl GradBuffer {
         }
         let d = model.dim();
         let n = model.n_rows();
-        out.iter_mut().for_each(|x| *x = 0.0);
-        let mut clipped = 0;
-        let mut start = 0;
-        while start < n {
-            let len = CHUNK.min(n - start);
-            let cols = &mut self.cols[..len * d];
-            if model.has_column_gradients() {
-                model.grad_log_lik_cols(theta, start, cols)?;
-            } else {
-                let rows = &mut self.rows[..len * d];
-                model.grad_log_lik_rows(theta, start, rows)?;
-                for (k, g) in rows.chunks_exact(d).enumerate() {
-                    for (i, &x) in g.iter().enumerate() {
-                        cols[i * len + k] = x;
-                    }
+        let per = self.split.per_group();
+        let columns = model.has_column_gradients();
+        let work = |g: usize, s: &mut GradScratch, parts: &mut [f64], _: &mut [f64]| {
+            s.clipped = 0;
+            s.error = None;
+            for (i, part) in parts.chunks_exact_mut(d).enumerate() {
+                let start = (g * per + i) * CHUNK;
+                let len = CHUNK.min(n - start);
+                let cols = &mut s.cols[..len * d];
+                let filled = if columns {
+                    model.grad_log_lik_cols(theta, start, cols)
+                } else {
+                    let rows = &mut s.rows[..len * d];
+                    model.grad_log_lik_rows(theta, start, rows).map(|()| {
+                        for (k, row) in rows.chunks_exact(d).enumerate() {
+                            for (i, &x) in row.iter().enumerate() {
+                                cols[i * len + k] = x;
+                            }
+                        }
+                    })
+                };
+                if let Err(e) = filled {
+                    s.error = Some(e);
+                    return;
                 }
+                part.fill(0.0);
+                s.clipped += clip_sum_columns(cols, len, bound, &mut s.scale[..len], part);
             }
-            clipped += clip_sum_columns(cols, len, bound, &mut self.scale[..len], out);
-            start += len;
+        };
+        run_groups(
+            &self.split,
+            &mut self.groups,
+            &mut self.partials,
+            d,
+            &mut [],
+            &work,
+        );
+        let mut clipped = 0;
+        for s in &mut self.groups[..self.split.groups()] {
+            if let Some(e) = s.error.take() {
+                return Err(e);
+            }
+            clipped += s.clipped;
+        }
+        out.fill(0.0);
+        for part in self.partials.chunks_exact(d) {
+            for (o, &p) in out.iter_mut().zip(part) {
+                *o += p;
+            }
         }
         Ok(clipped)
     }
@@ -459,6 +576,116 @@ mod tests {
             }
             if bound.is_finite() {
                 assert!(want_clipped > 0 && want_clipped < model.n_rows());
+            }
+        }
+    }
+
+    /// Today's sequential ratio pass, chunk by chunk into one running sum (the reference the
+    /// split pass must reproduce bit for bit).
+    fn sequential_ratio_sum<M: Model + ?Sized>(
+        m: &M,
+        t: &[f64],
+        t_new: &[f64],
+        b: f64,
+    ) -> ClippedSum {
+        let mut acc = ClippedSum::default();
+        let mut buf = vec![0.0; CHUNK];
+        let mut start = 0;
+        while start < m.n_rows() {
+            let len = CHUNK.min(m.n_rows() - start);
+            let buf = &mut buf[..len];
+            m.log_lik_ratio_rows(t, t_new, start, buf);
+            acc.add_chunk::<true>(buf, b);
+            start += len;
+        }
+        acc
+    }
+
+    /// Today's sequential gradient pass (every chunk's clipped sum added into `out`).
+    fn sequential_grad_sum<M: Model + ?Sized>(m: &M, t: &[f64], b: f64, out: &mut [f64]) -> usize {
+        let d = m.dim();
+        let (mut rows, mut cols, mut scale) =
+            (vec![0.0; CHUNK * d], vec![0.0; CHUNK * d], vec![0.0; CHUNK]);
+        out.fill(0.0);
+        let (mut clipped, mut start) = (0, 0);
+        while start < m.n_rows() {
+            let len = CHUNK.min(m.n_rows() - start);
+            if m.has_column_gradients() {
+                m.grad_log_lik_cols(t, start, &mut cols[..len * d]).unwrap();
+            } else {
+                m.grad_log_lik_rows(t, start, &mut rows[..len * d]).unwrap();
+                for (k, g) in rows[..len * d].chunks_exact(d).enumerate() {
+                    for (i, &x) in g.iter().enumerate() {
+                        cols[i * len + k] = x;
+                    }
+                }
+            }
+            clipped += clip_sum_columns(&mut cols[..len * d], len, b, &mut scale[..len], out);
+            start += len;
+        }
+        clipped
+    }
+
+    /// The split passes (1, 2, 3 and 7 threads, in a pool of 3) equal the sequential pass bit
+    /// for bit: ratio passes with a closed-form ratio and with the per-row cache, gradient
+    /// passes on the column and the transposed row path, with and without clipping.
+    #[test]
+    fn split_passes_equal_the_sequential_pass_bit_for_bit() {
+        let n = (crate::samplers::split::PARALLEL_MIN_CHUNKS + 7) * CHUNK + 123;
+        assert!(crate::samplers::split::Split::new(n, 2).groups() > 2);
+        let params = BananaParams::thesis(3, 20.0);
+        let banana =
+            BananaModel::new(params.generate(&[0.0, 3.0, 0.0], n, 5).unwrap(), params).unwrap();
+        let iso = crate::models::testing::IsotropicGaussian::generate(n, 3, 6);
+        let (t, t_new) = ([0.2, 1.7, -0.4], [0.21, 1.69, -0.38]);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        for (name, m) in [
+            ("direct", &banana as &dyn Model),
+            ("cached", &iso as &dyn Model),
+        ] {
+            assert_eq!(name == "direct", m.has_direct_ratio());
+            for bound in [0.05, 0.5, f64::INFINITY] {
+                let want = sequential_ratio_sum(m, &t, &t_new, bound);
+                let mut gwant = vec![0.0; 3];
+                let cwant = sequential_grad_sum(m, &t, bound, &mut gwant);
+                for threads in [1, 2, 3, 7] {
+                    let mut cache = RowCache::new(m, &t);
+                    cache.set_threads(threads);
+                    let got =
+                        pool.install(|| cache.clipped_ratio_sum::<true, _>(m, &t, &t_new, bound));
+                    let bits = |c: ClippedSum| (c.sum.to_bits(), c.raw_sum.to_bits(), c.clipped);
+                    assert_eq!(
+                        bits(got),
+                        bits(want),
+                        "{name}, bound {bound}, {threads} threads"
+                    );
+                    // after an accept the cache holds θ' and the pass back is the negation
+                    cache.accept();
+                    let back =
+                        pool.install(|| cache.clipped_ratio_sum::<true, _>(m, &t_new, &t, bound));
+                    assert_eq!(bits(back), bits(sequential_ratio_sum(m, &t_new, &t, bound)));
+                    let mut grads = GradBuffer::new(m);
+                    grads.set_threads(threads);
+                    let mut got = vec![f64::NAN; 3];
+                    let c = pool
+                        .install(|| grads.clipped_grad_sum(m, &t, bound, &mut got))
+                        .unwrap();
+                    if !(bound.is_infinite() && m.has_gradient_sum()) {
+                        assert_eq!(c, cwant, "{name}, bound {bound}, {threads} threads");
+                        let b = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(
+                            b(&got),
+                            b(&gwant),
+                            "{name}, bound {bound}, {threads} threads"
+                        );
+                    }
+                }
+                if bound == 0.05 {
+                    assert!(want.clipped > 0 && cwant > 0, "{name}: the bound must clip");
+                }
             }
         }
     }

@@ -107,6 +107,14 @@ pub struct RunSettings {
     pub progress: bool,
     /// Size of the thread pool (default: rayon's global pool). Results do not depend on it.
     pub threads: Option<usize>,
+    /// Threads inside each chain: its data passes are split over this many rayon threads
+    /// (default `None`: automatic, the pool's threads divided by the chains, at least 1; so
+    /// few chains on many cores split their passes, many chains run one thread each). Passes
+    /// over fewer than [`PARALLEL_MIN_CHUNKS`](crate::samplers::split::PARALLEL_MIN_CHUNKS)
+    /// chunks of 1024 rows stay sequential. Results do not depend on it (docs/ARCHITECTURE.md,
+    /// "The parallel pass").
+    #[serde(default)]
+    pub threads_per_chain: Option<usize>,
     /// Key every chain's generator from OS entropy instead of `seed` (default `false`): the
     /// mode for a real DP release. Results are then not reproducible and `seed` is ignored.
     #[serde(default)]
@@ -178,6 +186,7 @@ impl Default for RunSettings {
             max_time: None,
             progress: true,
             threads: None,
+            threads_per_chain: None,
             secure_rng: false,
             thin: 1,
             max_trace_bytes: DEFAULT_MAX_TRACE_BYTES,
@@ -213,6 +222,9 @@ impl RunSettings {
             ));
         }
         check::at_least_one("thin", self.thin)?;
+        if let Some(t) = self.threads_per_chain {
+            check::at_least_one("threads_per_chain", t)?;
+        }
         if let Budget::Iterations(k) = self.budget {
             let cap = crate::accounting::MAX_ITERATIONS;
             if (k as u128) * (self.chains as u128) > u128::from(cap) {
@@ -272,6 +284,26 @@ impl RunSettings {
             ));
         }
         Ok(())
+    }
+
+    /// Threads inside each of `chains` chains: [`threads_per_chain`](Self::threads_per_chain),
+    /// or the current rayon pool's threads divided by the chains (at least 1). Call it inside
+    /// the pool that runs the chains.
+    ///
+    /// ```
+    /// use dp_mcmc::samplers::RunSettings;
+    /// let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    /// let run = RunSettings::default();
+    /// assert_eq!(pool.install(|| run.pass_threads(1)), 4);
+    /// assert_eq!(pool.install(|| run.pass_threads(2)), 2);
+    /// assert_eq!(pool.install(|| run.pass_threads(8)), 1);
+    /// let fixed = RunSettings { threads_per_chain: Some(3), ..run };
+    /// assert_eq!(pool.install(|| fixed.pass_threads(8)), 3);
+    /// ```
+    pub fn pass_threads(&self, chains: usize) -> usize {
+        self.threads_per_chain
+            .unwrap_or_else(|| rayon::current_num_threads() / chains.max(1))
+            .max(1)
     }
 
     /// One validated start point per chain, each of length `dim`.
@@ -420,6 +452,13 @@ macro_rules! run_setters {
             #[must_use]
             pub fn threads(mut self, n: usize) -> Self {
                 self.run.threads = Some(n);
+                self
+            }
+            /// Threads inside each chain (default: the pool's threads divided by the chains;
+            /// see [`RunSettings::threads_per_chain`]). Results do not depend on it.
+            #[must_use]
+            pub fn threads_per_chain(mut self, n: usize) -> Self {
+                self.run.threads_per_chain = Some(n);
                 self
             }
             /// Secure random source: every chain's generator is keyed from OS entropy, never

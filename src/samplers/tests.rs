@@ -126,6 +126,84 @@ fn same_seed_same_run_any_thread_count() {
     assert_ne!(other.chains[0].draws, a1.chains[0].draws);
 }
 
+/// Threads inside one chain: pools of 1, 2 and 3 threads (one chain, so the automatic
+/// threads per chain are the pool's) give bit-identical runs. `n` crosses
+/// `split::PARALLEL_MIN_CHUNKS`, so the passes really are split.
+fn assert_same_run_any_pass_threads(what: &str, pools: &[usize], run: impl Fn(usize) -> Run) {
+    let base = run(1);
+    assert!(base.acceptance()[0] > 0.0, "{what}: the chain must move");
+    for &threads in pools {
+        let other = run(threads);
+        assert_eq!(
+            base.chains[0].draws, other.chains[0].draws,
+            "{what}, {threads} threads"
+        );
+        // Debug output compares NaN fields (batch_var) bitwise-equal too.
+        let stats = |r: &Run| format!("{:?}", r.chains[0].stats);
+        assert_eq!(stats(&base), stats(&other), "{what}, {threads} threads");
+    }
+}
+
+#[test]
+fn same_run_any_thread_count_inside_a_chain() {
+    use crate::models::{BananaModel, BananaParams};
+    let n = (split::PARALLEL_MIN_CHUNKS + 20) * pass::CHUNK;
+    assert!(split::Split::new(n, 2).groups() > 2);
+    // per-row cache (no closed-form ratio), row-major gradients
+    let iso = IsoGauss::generate(n, 2, 8);
+    let (mean, var) = iso.posterior();
+    let sd = var.sqrt();
+    // closed-form ratio, column-major gradients
+    let params = BananaParams::thesis(2, 20.0);
+    let banana = BananaModel::new(params.generate(&[0.0, 3.0], n, 9).unwrap(), params).unwrap();
+    let penalty = DpPenalty::builder()
+        .tau(0.1)
+        .clip_bound(2.0)
+        .proposal_sd(vec![sd, sd])
+        .chains(1)
+        .iterations(12)
+        .seed(3)
+        .start(mean.clone())
+        .progress(false);
+    assert_same_run_any_pass_threads("DP penalty, cached", &[2, 3], |t| {
+        penalty.clone().threads(t).run(&iso).unwrap()
+    });
+    assert_same_run_any_pass_threads("DP penalty, discrete noise", &[2, 3], |t| {
+        let b = penalty.clone().noise(Noise::discrete(-20));
+        b.threads(t).run(&iso).unwrap()
+    });
+    assert_same_run_any_pass_threads("DP penalty, closed-form ratio", &[2, 3], |t| {
+        let b = penalty.clone().proposal_sd(vec![2e-3, 2e-3]);
+        b.start(vec![0.0, 3.0]).threads(t).run(&banana).unwrap()
+    });
+    let hmc = DpHmc::builder()
+        .tau_l(0.1)
+        .tau_g(0.1)
+        .clip_bound(2.0)
+        .grad_clip_bound(2.0)
+        .leapfrog_steps(2)
+        .chains(1)
+        .iterations(5)
+        .seed(4)
+        .progress(false);
+    assert_same_run_any_pass_threads("DP HMC, cached, row gradients", &[2, 3], |t| {
+        let b = hmc.clone().step_size(0.3 * sd).start(mean.clone());
+        b.threads(t).run(&iso).unwrap()
+    });
+    assert_same_run_any_pass_threads("DP HMC, column gradients", &[2, 3], |t| {
+        let b = hmc.clone().step_size(5e-4).start(vec![0.0, 3.0]);
+        b.threads(t).run(&banana).unwrap()
+    });
+    // an explicit count of threads per chain, more than the pool has
+    assert_same_run_any_pass_threads("threads_per_chain(5)", &[2], |t| {
+        let b = penalty
+            .clone()
+            .proposal_sd(vec![2e-3, 2e-3])
+            .start(vec![0.0, 3.0]);
+        b.threads_per_chain(5).threads(t).run(&banana).unwrap()
+    });
+}
+
 #[test]
 fn bad_input_is_a_named_error() {
     let model = IsoGauss::generate(50, 2, 5);

@@ -169,6 +169,10 @@ impl Kernel for DpPenaltyKernel {
         &s.theta
     }
 
+    fn set_pass_threads(&self, s: &mut DpPenaltyState, threads: usize) {
+        s.cache.set_threads(threads);
+    }
+
     fn set_step_scale(&self, s: &mut DpPenaltyState, scale: f64) {
         s.walk.set_scale(scale);
     }

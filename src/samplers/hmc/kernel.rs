@@ -428,6 +428,11 @@ impl Kernel for HmcKernel {
         &s.theta
     }
 
+    fn set_pass_threads(&self, s: &mut HmcState, threads: usize) {
+        s.cache.set_threads(threads);
+        s.grads.set_threads(threads);
+    }
+
     fn set_step_scale(&self, s: &mut HmcState, scale: f64) {
         s.step_scale = scale;
     }

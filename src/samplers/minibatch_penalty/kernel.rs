@@ -190,6 +190,10 @@ impl Kernel for MinibatchPenaltyKernel {
         &s.theta
     }
 
+    fn set_pass_threads(&self, s: &mut Self::State, threads: usize) {
+        s.batches.set_threads(threads);
+    }
+
     fn set_step_scale(&self, s: &mut Self::State, scale: f64) {
         s.walk.set_scale(scale);
     }

@@ -120,6 +120,10 @@ impl Kernel for RwmhKernel {
         &s.theta
     }
 
+    fn set_pass_threads(&self, s: &mut RwmhState, threads: usize) {
+        s.cache.set_threads(threads);
+    }
+
     fn set_step_scale(&self, s: &mut RwmhState, scale: f64) {
         s.walk.set_scale(scale);
     }
