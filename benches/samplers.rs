@@ -46,19 +46,7 @@ fn time_kernel<K: Kernel>(
 
 /// One bare pass computing `r_j = ℓ_j(θ') − ℓ_j(θ)` for every row (summed, nothing else).
 fn bare_ratio_pass(model: &ExperimentModel, theta: &[f64], theta_new: &[f64]) -> f64 {
-    let mut buf = vec![0.0; CHUNK];
-    let n = model.n_rows();
-    time(5, 50, || {
-        let mut s = 0.0;
-        let mut start = 0;
-        while start < n {
-            let len = CHUNK.min(n - start);
-            model.log_lik_ratio_rows(theta, theta_new, start, &mut buf[..len]);
-            s += lane_sum(&buf[..len]);
-            start += len;
-        }
-        black_box(s);
-    })
+    time(5, 50, bare_ratio(model, theta, theta_new))
 }
 
 /// Sum with four lanes (vectorisable), so the bare pass is not bound by add latency.
@@ -75,22 +63,7 @@ fn lane_sum(x: &[f64]) -> f64 {
 
 /// One bare pass computing every per-row gradient (column-major, summed).
 fn bare_grad_pass(model: &ExperimentModel, theta: &[f64]) -> f64 {
-    let d = model.dim();
-    let mut buf = vec![0.0; CHUNK * d];
-    let n = model.n_rows();
-    time(5, 20, || {
-        let mut s = 0.0;
-        let mut start = 0;
-        while start < n {
-            let len = CHUNK.min(n - start);
-            model
-                .grad_log_lik_cols(theta, start, &mut buf[..len * d])
-                .expect("banana has column-major gradients");
-            s += lane_sum(&buf[..len * d]);
-            start += len;
-        }
-        black_box(s);
-    })
+    time(5, 20, bare_grad(model, theta))
 }
 
 fn row(name: &str, t: f64, bare: f64, thesis: Option<f64>) {

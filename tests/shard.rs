@@ -14,10 +14,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use dp_mcmc::experiments::{
-    BaselineSpec, ComparisonSpec, GridRunner, RESULT_COLUMNS, SamplerKind, Shard, Task,
-    merge_results, read_results,
+    BaselineSpec, GridRunner, RESULT_COLUMNS, Shard, Task, merge_results, read_results,
 };
-use dp_mcmc::models::Experiment;
 use serde_json::Value;
 
 fn dir(tag: &str) -> PathBuf {
@@ -44,28 +42,10 @@ fn cli(args: &[&str]) -> Value {
     serde_json::from_str(out.trim()).unwrap()
 }
 
-/// Cheap comparison tasks (easy-2d at ε = 1: 56 DP-penalty iterations, 3 minibatch, 106
-/// Barker), three chains: 12 tasks.
-fn cheap_comparison() -> Vec<Task> {
-    ComparisonSpec {
-        experiments: vec![Experiment::EasyBanana2d],
-        epsilons: vec![1.0],
-        circle_epsilons: vec![],
-        chains: 3,
-        algorithms: Some(vec![
-            SamplerKind::DpPenalty,
-            SamplerKind::DpPenaltyGwmh,
-            SamplerKind::MinibatchPenalty,
-            SamplerKind::DpBarker,
-        ]),
-    }
-    .tasks()
-}
-
 #[test]
 fn three_shards_merged_equal_the_unsharded_table() {
     let d = dir("lib");
-    let tasks = cheap_comparison();
+    let tasks = common::cheap_comparison(3);
     let runner = GridRunner {
         seed: 5,
         threads: Some(1), // one thread appends in task order: the merge's order

@@ -65,3 +65,23 @@ pub fn odd_csvs(dir: &std::path::Path) -> Vec<(&'static str, std::path::PathBuf)
     out.push(("a-directory", dir.to_path_buf()));
     out
 }
+
+/// Cheap comparison-grid tasks: easy-2d at ε = 1 (56 DP-penalty iterations, 3 minibatch, 106
+/// Barker), `chains` chains of DP penalty, GWMH, minibatch penalty and DP Barker.
+#[allow(dead_code)] // not every test binary runs grids
+pub fn cheap_comparison(chains: usize) -> Vec<dp_mcmc::experiments::Task> {
+    use dp_mcmc::experiments::{ComparisonSpec, SamplerKind};
+    ComparisonSpec {
+        experiments: vec![dp_mcmc::models::Experiment::EasyBanana2d],
+        epsilons: vec![1.0],
+        circle_epsilons: vec![],
+        chains,
+        algorithms: Some(vec![
+            SamplerKind::DpPenalty,
+            SamplerKind::DpPenaltyGwmh,
+            SamplerKind::MinibatchPenalty,
+            SamplerKind::DpBarker,
+        ]),
+    }
+    .tasks()
+}
