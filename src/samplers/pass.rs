@@ -206,7 +206,7 @@ impl GradScratch {
     }
 }
 
-/// Buffers for per-row gradient passes: one [`GradScratch`] per group of chunks ([`Split`])
+/// Buffers for per-row gradient passes: one `GradScratch` per group of chunks ([`Split`])
 /// and the per-chunk partial gradient sums (`d` per chunk).
 #[derive(Clone, Debug)]
 pub struct GradBuffer {

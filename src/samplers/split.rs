@@ -2,7 +2,7 @@
 //!
 //! A pass is a sequence of chunks of [`CHUNK`] rows. [`Split`] cuts the chunks into
 //! contiguous *groups* (one scratch buffer per group, allocated once per chain); the groups
-//! run as rayon tasks ([`run_groups`], a recursive `rayon::join`), and each chunk writes its
+//! run as rayon tasks (`run_groups`, a recursive `rayon::join`), and each chunk writes its
 //! partial result (a clipped sum, a gradient sum) into its own slot of a per-chunk buffer.
 //! The caller then folds the per-chunk partials **in chunk order**, exactly as a sequential
 //! pass adds them one chunk after the other: the floating-point operations, and so the
