@@ -128,7 +128,9 @@ pub struct AutoReport {
     pub initial_point: Option<InitialPoint>,
     /// Whether the chains sampled `φ` with `θ = m + Lφ` (`m` the initial point, `LLᵀ` its
     /// released inverse curvature; [`Auto::reparametrise`]). The clip bound, `shape`,
-    /// `jitter_sd` and the steps are then in `φ`; the draws are in `θ`.
+    /// `jitter_sd`, the steps and `Run::settings` (the sampler's own settings and start points)
+    /// are then in `φ`; the draws and `ChainTrace::start` are in `θ`. The map is
+    /// `initial_point.point` and the Cholesky factor of `initial_point.covariance`.
     #[serde(default)]
     pub reparametrised: bool,
     /// The sampler's clip bound (`None` for DP Barker, whose clip is fixed by its test).
