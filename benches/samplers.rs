@@ -290,6 +290,27 @@ fn stepper<'a, K: Kernel, M: Model>(
     })
 }
 
+/// A bare pass as a closure: `n` rows in chunks of [`CHUNK`], `fill(start, out)` writing
+/// `width` values per row of the chunk into `out`, which is then summed (nothing else).
+fn chunked_pass<'a>(
+    n: usize,
+    width: usize,
+    mut fill: impl FnMut(usize, &mut [f64]) + 'a,
+) -> Box<dyn FnMut() + 'a> {
+    let mut buf = vec![0.0; CHUNK * width];
+    Box::new(move || {
+        let (mut s, mut start) = (0.0, 0);
+        while start < n {
+            let len = CHUNK.min(n - start);
+            let out = &mut buf[..len * width];
+            fill(start, out);
+            s += lane_sum(out);
+            start += len;
+        }
+        black_box(s);
+    })
+}
+
 /// One bare pass of per-row log-likelihood ratios (the `f64` rows written from the model's
 /// storage, then summed), as a closure.
 fn bare_ratio<'a, M: Model>(
@@ -297,33 +318,15 @@ fn bare_ratio<'a, M: Model>(
     theta: &'a [f64],
     theta_new: &'a [f64],
 ) -> Box<dyn FnMut() + 'a> {
-    let mut buf = vec![0.0; CHUNK];
-    let n = model.n_rows();
-    Box::new(move || {
-        let (mut s, mut start) = (0.0, 0);
-        while start < n {
-            let len = CHUNK.min(n - start);
-            model.log_lik_ratio_rows(theta, theta_new, start, &mut buf[..len]);
-            s += lane_sum(&buf[..len]);
-            start += len;
-        }
-        black_box(s);
+    chunked_pass(model.n_rows(), 1, move |start, out| {
+        model.log_lik_ratio_rows(theta, theta_new, start, out)
     })
 }
 
 /// One bare pass of per-row log-likelihoods (what a cached-ratio kernel computes per pass).
 fn bare_loglik<'a, M: Model>(model: &'a M, theta: &'a [f64]) -> Box<dyn FnMut() + 'a> {
-    let mut buf = vec![0.0; CHUNK];
-    let n = model.n_rows();
-    Box::new(move || {
-        let (mut s, mut start) = (0.0, 0);
-        while start < n {
-            let len = CHUNK.min(n - start);
-            model.log_lik_rows(theta, start, &mut buf[..len]);
-            s += lane_sum(&buf[..len]);
-            start += len;
-        }
-        black_box(s);
+    chunked_pass(model.n_rows(), 1, move |start, out| {
+        model.log_lik_rows(theta, start, out)
     })
 }
 
@@ -352,20 +355,10 @@ fn bare_eta<'a, T: Element>(x: &'a ColumnData<T>, theta: &'a [f64]) -> Box<dyn F
 
 /// One bare pass of column-major per-row gradients, summed.
 fn bare_grad<'a, M: Model>(model: &'a M, theta: &'a [f64]) -> Box<dyn FnMut() + 'a> {
-    let d = model.dim();
-    let mut buf = vec![0.0; CHUNK * d];
-    let n = model.n_rows();
-    Box::new(move || {
-        let (mut s, mut start) = (0.0, 0);
-        while start < n {
-            let len = CHUNK.min(n - start);
-            model
-                .grad_log_lik_cols(theta, start, &mut buf[..len * d])
-                .expect("column-major gradients");
-            s += lane_sum(&buf[..len * d]);
-            start += len;
-        }
-        black_box(s);
+    chunked_pass(model.n_rows(), model.dim(), move |start, out| {
+        model
+            .grad_log_lik_cols(theta, start, out)
+            .expect("column-major gradients")
     })
 }
 

@@ -398,6 +398,11 @@ impl Auto {
             } else {
                 None
             };
+        let spent = SpentBefore {
+            mu_total,
+            before,
+            rng,
+        };
         let map = match (&initial_point, self.reparametrise) {
             (Some(p), true) => reparam::AffineMap::new(p.point.clone(), &p.covariance).ok(),
             _ => None,
@@ -405,8 +410,7 @@ impl Auto {
         let mut run = match &map {
             Some(map) => {
                 let whitened = reparam::Reparametrised { inner: model, map };
-                let mut run =
-                    self.chains_on(&whitened, vec![0.0; d], vec![1.0; d], 1.0, before, rng)?;
+                let mut run = self.chains_on(&whitened, vec![0.0; d], vec![1.0; d], 1.0, spent)?;
                 map.map_run(&mut run);
                 run
             }
@@ -419,11 +423,10 @@ impl Auto {
                     (p.scale.iter().map(|x| x * x).sum::<f64>() / p.scale.len() as f64).sqrt()
                 });
                 let shape = shape(initial_point.as_ref(), d);
-                self.chains_on(model, center, shape, fallback_step, before, rng)?
+                self.chains_on(model, center, shape, fallback_step, spent)?
             }
         };
         if let Some(report) = run.auto.as_mut() {
-            report.mu_total = mu_total;
             report.initial_point = initial_point;
             report.reparametrised = map.is_some();
         }
@@ -432,18 +435,22 @@ impl Auto {
 
     /// The clip bound, the derived sampler and the chains on `model` (the user's, or its
     /// reparametrisation), from `center` with relative coordinate scales `shape` (RMS 1) and
-    /// the RMS posterior `scale` (DP Barker's first step; the clip's neighbourhood).
+    /// the RMS posterior `scale` (DP Barker's first step; the clip's neighbourhood), after the
+    /// releases `spent` so far.
     fn chains_on<N: Model + ?Sized>(
         &self,
         model: &N,
         center: Vec<f64>,
         shape: Vec<f64>,
         scale: f64,
-        mut before: Vec<EarlierRelease>,
-        mut rng: crate::rng::ChainRng,
+        spent: SpentBefore,
     ) -> Result<Run> {
+        let SpentBefore {
+            mu_total,
+            mut before,
+            mut rng,
+        } = spent;
         let (n, d) = (model.n_rows(), model.dim());
-        let mu_total = gaussian_budget(self.epsilon, self.delta)?;
         let public = model
             .public_lipschitz()
             .filter(|l| l.is_finite() && *l > 0.0);
@@ -565,6 +572,14 @@ impl Auto {
         });
         Ok(run)
     }
+}
+
+/// The budget of a run and what was released before its chains: the total Gaussian `μ`, the
+/// releases so far (initialisation), and the RNG stream of the releases still to come.
+struct SpentBefore {
+    mu_total: f64,
+    before: Vec<EarlierRelease>,
+    rng: crate::rng::ChainRng,
 }
 
 /// Relative coordinate scales (RMS 1) from the initial point's released curvature, clamped to
