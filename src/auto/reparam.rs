@@ -230,6 +230,9 @@ impl<M: Model + ?Sized> Model for Reparametrised<'_, M> {
     fn has_direct_ratio(&self) -> bool {
         self.inner.has_direct_ratio()
     }
+    fn layout(&self) -> crate::models::Layout {
+        self.inner.layout()
+    }
     fn log_lik_rows(&self, phi: &[f64], start: usize, out: &mut [f64]) {
         self.theta(phi, |t| self.inner.log_lik_rows(t, start, out));
     }

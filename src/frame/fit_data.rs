@@ -210,6 +210,9 @@ impl Model for FitModel {
     fn has_direct_ratio(&self) -> bool {
         on!(self, m => m.has_direct_ratio())
     }
+    fn layout(&self) -> crate::models::Layout {
+        on!(self, m => m.layout())
+    }
     fn log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
         on!(self, m => m.log_lik_rows(theta, start, out))
     }

@@ -226,11 +226,6 @@ impl<T: Element> BananaModel<T> {
         BananaModel::new(self.data.compact()?, self.params.clone())
     }
 
-    /// How the data are stored.
-    pub fn layout(&self) -> Layout {
-        T::LAYOUT
-    }
-
     /// The exact tempered posterior of Theorem 13 for this model's data.
     ///
     /// ```
@@ -279,6 +274,9 @@ impl<T: Element> BananaModel<T> {
 }
 
 impl<T: Element> Model for BananaModel<T> {
+    fn layout(&self) -> Layout {
+        T::LAYOUT
+    }
     fn dim(&self) -> usize {
         self.params.dim()
     }

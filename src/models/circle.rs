@@ -111,11 +111,6 @@ impl<T: Element> CircleModel<T> {
         Ok(CircleModel::from_squared(r2.into(), self.a))
     }
 
-    /// How the data are stored.
-    pub fn layout(&self) -> Layout {
-        T::LAYOUT
-    }
-
     /// The scale `a`.
     pub fn a(&self) -> f64 {
         self.a
@@ -150,6 +145,9 @@ fn sq_norm(theta: &[f64]) -> f64 {
 }
 
 impl<T: Element> Model for CircleModel<T> {
+    fn layout(&self) -> Layout {
+        T::LAYOUT
+    }
     fn dim(&self) -> usize {
         2
     }

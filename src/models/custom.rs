@@ -254,11 +254,6 @@ impl<T: Element> CustomModel<T> {
         })
     }
 
-    /// How the data are stored.
-    pub fn layout(&self) -> Layout {
-        T::LAYOUT
-    }
-
     /// The prior.
     pub fn prior(&self) -> &Prior {
         &self.prior
@@ -266,6 +261,9 @@ impl<T: Element> CustomModel<T> {
 }
 
 impl<T: Element> Model for CustomModel<T> {
+    fn layout(&self) -> Layout {
+        T::LAYOUT
+    }
     fn dim(&self) -> usize {
         self.dim
     }

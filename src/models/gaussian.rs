@@ -242,7 +242,7 @@ impl<T: Element> GaussianModel<T> {
     /// still computed in `f64`, see [`ColumnData::compact`]); the tempering is kept.
     ///
     /// ```
-    /// use dp_mcmc::models::{block_correlated_cov, generate_gaussian, GaussianModel, Layout};
+    /// use dp_mcmc::models::{block_correlated_cov, generate_gaussian, GaussianModel, Layout, Model};
     /// # fn main() -> dp_mcmc::Result<()> {
     /// let cov = block_correlated_cov(2, 0.999)?;
     /// let model = GaussianModel::new(generate_gaussian(&[0.0, 3.0], &cov, 1000, 1)?, cov, 100.0)?;
@@ -255,11 +255,6 @@ impl<T: Element> GaussianModel<T> {
     pub fn compact(&self) -> Result<GaussianModel<f32>> {
         GaussianModel::new(self.data.compact()?, self.cov.clone(), self.prior_var)?
             .with_tempering(self.tempering)
-    }
-
-    /// How the data are stored.
-    pub fn layout(&self) -> Layout {
-        T::LAYOUT
     }
 
     /// The closed-form (tempered) posterior for this model's data.
@@ -290,6 +285,9 @@ impl<T: Element> GaussianModel<T> {
 }
 
 impl<T: Element> Model for GaussianModel<T> {
+    fn layout(&self) -> Layout {
+        T::LAYOUT
+    }
     fn dim(&self) -> usize {
         self.data.n_cols()
     }

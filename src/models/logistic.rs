@@ -8,7 +8,8 @@
 //!
 //! Memory: the covariates (`n · p` values, `f64` or, with [`LogisticModel::compact`], `f32`)
 //! and one byte per row for `y`. Kernels add a per-row cache of the current and proposed
-//! log-likelihoods (16 bytes per row) for the ratio passes.
+//! log-likelihoods for the ratio passes (16 bytes per row, 8 with `f32`: see
+//! [`Model::layout`]).
 
 use std::sync::Arc;
 
@@ -132,11 +133,6 @@ impl<T: Element> LogisticModel<T> {
         Ok(m)
     }
 
-    /// How the covariates are stored.
-    pub fn layout(&self) -> Layout {
-        T::LAYOUT
-    }
-
     /// The covariates.
     pub fn x(&self) -> &ColumnData<T> {
         &self.x
@@ -220,6 +216,9 @@ impl<T: Element> LogisticModel<T> {
 }
 
 impl<T: Element> Model for LogisticModel<T> {
+    fn layout(&self) -> Layout {
+        T::LAYOUT
+    }
     fn dim(&self) -> usize {
         self.x.n_cols()
     }

@@ -354,6 +354,9 @@ macro_rules! delegate {
 }
 
 impl Model for ExperimentModel {
+    fn layout(&self) -> Layout {
+        delegate!(self, m => m.layout())
+    }
     fn dim(&self) -> usize {
         delegate!(self, m => m.dim())
     }
@@ -517,21 +520,13 @@ impl ExperimentModel {
     /// [`with_layout`](Self::with_layout)`(Layout::F32)`: the compact layout.
     ///
     /// ```
-    /// use dp_mcmc::models::{Experiment, Layout};
+    /// use dp_mcmc::models::{Experiment, Layout, Model};
     /// # fn main() -> dp_mcmc::Result<()> {
     /// assert_eq!(Experiment::Circle.model()?.compact()?.layout(), Layout::F32);
     /// # Ok(()) }
     /// ```
     pub fn compact(self) -> Result<Self> {
         self.with_layout(Layout::F32)
-    }
-
-    /// How the data are stored.
-    pub fn layout(&self) -> Layout {
-        match &self.kind {
-            Kind::Banana(_) | Kind::Gaussian(_) | Kind::Circle(_) => Layout::F64,
-            Kind::BananaF32(_) | Kind::GaussianF32(_) | Kind::CircleF32(_) => Layout::F32,
-        }
     }
 
     /// The inner banana model (banana family in the `f64` layout only).

@@ -6,7 +6,7 @@
 //! likelihood evaluation against a cache of the current state's per-row values).
 
 use super::split::{Split, run_groups};
-use crate::models::Model;
+use crate::models::{Layout, Model};
 
 /// Rows per chunk of a data pass.
 pub const CHUNK: usize = 1024;
@@ -67,14 +67,96 @@ fn clamp_nan_low(x: f64, bound: f64) -> f64 {
 
 /// Per-row state a full-data kernel keeps: one chunk buffer per group of chunks
 /// ([`Split`]), the per-chunk partial sums, and for models without a closed-form ratio the
-/// per-row log-likelihoods of the current and the proposed state.
+/// per-row log-likelihoods of the current and the proposed state, in the model's
+/// [`layout`](Model::layout) (`f64`, or `f32` for compact models: see there).
 #[derive(Clone, Debug)]
 pub struct RowCache {
     split: Split,
     chunks: Vec<Vec<f64>>,
     partials: Vec<ClippedSum>,
-    current: Vec<f64>,
-    proposed: Vec<f64>,
+    values: RowValues,
+}
+
+/// The cached per-row log-likelihoods, current and proposed.
+#[derive(Clone, Debug)]
+enum RowValues {
+    /// The model has a direct ratio: nothing is cached.
+    None,
+    F64(Vec<f64>, Vec<f64>),
+    F32(Vec<f32>, Vec<f32>),
+}
+
+/// A precision the per-row cache can be kept in.
+trait Cached: Copy + Default + Send + Sync {
+    /// The model's `ℓ_j(θ')` for one chunk: stored (rounded to `Self`) into `proposed`, and
+    /// `ℓ_j(θ') − ℓ_j(θ)` (the difference of the stored values) written into `ratios`.
+    fn ratios<M: Model + ?Sized>(
+        model: &M,
+        theta_new: &[f64],
+        start: usize,
+        current: &[Self],
+        proposed: &mut [Self],
+        ratios: &mut [f64],
+    );
+
+    /// `ℓ_j(θ)` for every row, in this precision.
+    fn fill<M: Model + ?Sized>(model: &M, theta: &[f64]) -> Vec<Self> {
+        let n = model.n_rows();
+        let mut values = vec![Self::default(); n];
+        let mut buf = vec![0.0; CHUNK.min(n)];
+        for (k, v) in values.chunks_mut(CHUNK).enumerate() {
+            let buf = &mut buf[..v.len()];
+            model.log_lik_rows(theta, k * CHUNK, buf);
+            Self::store(buf, v);
+        }
+        values
+    }
+
+    /// Round `values` into `out`.
+    fn store(values: &[f64], out: &mut [Self]);
+}
+
+impl Cached for f64 {
+    fn ratios<M: Model + ?Sized>(
+        model: &M,
+        theta_new: &[f64],
+        start: usize,
+        current: &[f64],
+        proposed: &mut [f64],
+        ratios: &mut [f64],
+    ) {
+        model.log_lik_rows(theta_new, start, proposed);
+        for ((r, &a), &c) in ratios.iter_mut().zip(proposed.iter()).zip(current) {
+            *r = a - c;
+        }
+    }
+
+    fn store(values: &[f64], out: &mut [f64]) {
+        out.copy_from_slice(values);
+    }
+}
+
+impl Cached for f32 {
+    fn ratios<M: Model + ?Sized>(
+        model: &M,
+        theta_new: &[f64],
+        start: usize,
+        current: &[f32],
+        proposed: &mut [f32],
+        ratios: &mut [f64],
+    ) {
+        model.log_lik_rows(theta_new, start, ratios);
+        for ((r, p), &c) in ratios.iter_mut().zip(proposed.iter_mut()).zip(current) {
+            *p = *r as f32;
+            *r = f64::from(*p) - f64::from(c);
+        }
+    }
+
+    fn store(values: &[f64], out: &mut [f32]) {
+        for (o, &v) in out.iter_mut().zip(values) {
+            *o = v as f32;
+        }
+    }
 }
 
 impl RowCache {
@@ -82,22 +164,17 @@ impl RowCache {
     /// passes are sequential until [`set_threads`](Self::set_threads).
     pub fn new<M: Model + ?Sized>(model: &M, theta: &[f64]) -> Self {
         let n = model.n_rows();
-        let (current, proposed) = if model.has_direct_ratio() {
-            (Vec::new(), Vec::new())
-        } else {
-            let mut cur = vec![0.0; n];
-            for (k, c) in cur.chunks_mut(CHUNK).enumerate() {
-                model.log_lik_rows(theta, k * CHUNK, c);
-            }
-            (cur, vec![0.0; n])
+        let values = match (model.has_direct_ratio(), model.layout()) {
+            (true, _) => RowValues::None,
+            (false, Layout::F64) => RowValues::F64(f64::fill(model, theta), vec![0.0; n]),
+            (false, Layout::F32) => RowValues::F32(f32::fill(model, theta), vec![0.0; n]),
         };
         let split = Split::new(n, 1);
         RowCache {
             split,
             chunks: vec![vec![0.0; CHUNK]],
             partials: vec![ClippedSum::default(); split.chunks()],
-            current,
-            proposed,
+            values,
         }
     }
 
@@ -122,50 +199,109 @@ impl RowCache {
         theta_new: &[f64],
         bound: f64,
     ) -> ClippedSum {
-        let n = model.n_rows();
-        let direct = model.has_direct_ratio();
-        let per = self.split.per_group();
-        let current = &self.current[..];
-        let work = |g: usize, buf: &mut Vec<f64>, parts: &mut [ClippedSum], new: &mut [f64]| {
-            for (i, part) in parts.iter_mut().enumerate() {
-                let start = (g * per + i) * CHUNK;
-                let len = CHUNK.min(n - start);
-                let buf = &mut buf[..len];
-                if direct {
+        match &mut self.values {
+            RowValues::None => {
+                let ratios = |start: usize, buf: &mut [f64], _: &mut [f64]| {
                     model.log_lik_ratio_rows(theta, theta_new, start, buf);
-                } else {
-                    let new = &mut new[i * CHUNK..i * CHUNK + len];
-                    model.log_lik_rows(theta_new, start, new);
-                    let cur = &current[start..start + len];
-                    for ((b, &a), &c) in buf.iter_mut().zip(new.iter()).zip(cur) {
-                        *b = a - c;
-                    }
-                }
-                *part = ClippedSum::default();
-                part.add_chunk::<RAW>(buf, bound);
+                };
+                ratio_pass::<RAW, f64, _>(
+                    &self.split,
+                    &mut self.chunks,
+                    &mut self.partials,
+                    &mut [],
+                    model.n_rows(),
+                    bound,
+                    &ratios,
+                )
             }
-        };
-        run_groups(
-            &self.split,
-            &mut self.chunks,
-            &mut self.partials,
-            1,
-            &mut self.proposed,
-            &work,
-        );
-        let mut acc = ClippedSum::default();
-        for p in &self.partials {
-            acc.sum += p.sum;
-            acc.raw_sum += p.raw_sum;
-            acc.clipped += p.clipped;
+            RowValues::F64(current, proposed) => {
+                let current = &current[..];
+                let ratios = |start: usize, buf: &mut [f64], new: &mut [f64]| {
+                    let cur = &current[start..start + buf.len()];
+                    f64::ratios(model, theta_new, start, cur, new, buf);
+                };
+                ratio_pass::<RAW, _, _>(
+                    &self.split,
+                    &mut self.chunks,
+                    &mut self.partials,
+                    proposed,
+                    model.n_rows(),
+                    bound,
+                    &ratios,
+                )
+            }
+            RowValues::F32(current, proposed) => {
+                let current = &current[..];
+                let ratios = |start: usize, buf: &mut [f64], new: &mut [f32]| {
+                    let cur = &current[start..start + buf.len()];
+                    f32::ratios(model, theta_new, start, cur, new, buf);
+                };
+                ratio_pass::<RAW, _, _>(
+                    &self.split,
+                    &mut self.chunks,
+                    &mut self.partials,
+                    proposed,
+                    model.n_rows(),
+                    bound,
+                    &ratios,
+                )
+            }
         }
-        acc
     }
 
     /// The proposal was accepted: its per-row values become the current ones.
     pub fn accept(&mut self) {
-        std::mem::swap(&mut self.current, &mut self.proposed);
+        match &mut self.values {
+            RowValues::None => {}
+            RowValues::F64(current, proposed) => std::mem::swap(current, proposed),
+            RowValues::F32(current, proposed) => std::mem::swap(current, proposed),
+        }
     }
+}
+
+/// The pass of [`RowCache::clipped_ratio_sum`] over `n` rows: `ratios(start, buf, new)`
+/// writes one chunk's per-row ratios into `buf` (and its rows' cached values into `new`, a
+/// chunk of `proposed`, empty without a cache); each chunk's clipped sum goes to its slot of
+/// `partials`, and the slots are added in chunk order.
+#[allow(clippy::too_many_arguments)]
+fn ratio_pass<const RAW: bool, R, F>(
+    split: &Split,
+    chunks: &mut [Vec<f64>],
+    partials: &mut [ClippedSum],
+    proposed: &mut [R],
+    n: usize,
+    bound: f64,
+    ratios: &F,
+) -> ClippedSum
+where
+    R: Send,
+    F: Fn(usize, &mut [f64], &mut [R]) + Sync,
+{
+    let per = split.per_group();
+    let cached = !proposed.is_empty();
+    let work = |g: usize, buf: &mut Vec<f64>, parts: &mut [ClippedSum], new: &mut [R]| {
+        for (i, part) in parts.iter_mut().enumerate() {
+            let start = (g * per + i) * CHUNK;
+            let len = CHUNK.min(n - start);
+            let buf = &mut buf[..len];
+            let new: &mut [R] = if cached {
+                &mut new[i * CHUNK..i * CHUNK + len]
+            } else {
+                &mut []
+            };
+            ratios(start, buf, new);
+            *part = ClippedSum::default();
+            part.add_chunk::<RAW>(buf, bound);
+        }
+    };
+    run_groups(split, chunks, partials, 1, proposed, &work);
+    let mut acc = ClippedSum::default();
+    for p in partials.iter() {
+        acc.sum += p.sum;
+        acc.raw_sum += p.raw_sum;
+        acc.clipped += p.clipped;
+    }
+    acc
 }
 
 /// One group's scratch for gradient passes: the chunk's gradients column-major
@@ -473,6 +609,39 @@ mod tests {
         }
     }
 
+    /// A model with a per-row cache that declares the compact layout (its cache is `f32`).
+    struct CompactCache<'a>(&'a crate::models::testing::IsotropicGaussian);
+
+    impl Model for CompactCache<'_> {
+        fn dim(&self) -> usize {
+            self.0.dim()
+        }
+        fn n_rows(&self) -> usize {
+            self.0.n_rows()
+        }
+        fn layout(&self) -> Layout {
+            Layout::F32
+        }
+        fn log_prior(&self, t: &[f64]) -> f64 {
+            self.0.log_prior(t)
+        }
+        fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) {
+            self.0.grad_log_prior(t, g)
+        }
+        fn log_lik_row(&self, t: &[f64], j: usize) -> f64 {
+            self.0.log_lik_row(t, j)
+        }
+        fn log_lik_rows(&self, t: &[f64], start: usize, out: &mut [f64]) {
+            self.0.log_lik_rows(t, start, out)
+        }
+        fn has_gradient(&self) -> bool {
+            true
+        }
+        fn grad_log_lik_row(&self, t: &[f64], j: usize, g: &mut [f64]) -> crate::Result<()> {
+            self.0.grad_log_lik_row(t, j, g)
+        }
+    }
+
     #[test]
     fn clamp_matches_max_min_and_sends_nan_low() {
         for x in [
@@ -594,7 +763,15 @@ mod tests {
         while start < m.n_rows() {
             let len = CHUNK.min(m.n_rows() - start);
             let buf = &mut buf[..len];
-            m.log_lik_ratio_rows(t, t_new, start, buf);
+            if m.layout() == Layout::F32 && !m.has_direct_ratio() {
+                // the cache's precision: each log-likelihood rounded to f32, then differenced
+                let rounded = |t: &[f64], j: usize| f64::from(m.log_lik_row(t, j) as f32);
+                for (k, r) in buf.iter_mut().enumerate() {
+                    *r = rounded(t_new, start + k) - rounded(t, start + k);
+                }
+            } else {
+                m.log_lik_ratio_rows(t, t_new, start, buf);
+            }
             acc.add_chunk::<true>(buf, b);
             start += len;
         }
@@ -627,7 +804,8 @@ mod tests {
     }
 
     /// The split passes (1, 2, 3 and 7 threads, in a pool of 3) equal the sequential pass bit
-    /// for bit: ratio passes with a closed-form ratio and with the per-row cache, gradient
+    /// for bit: ratio passes with a closed-form ratio and with the per-row cache (`f64`, and
+    /// `f32` for a compact model: differences of rounded values), gradient
     /// passes on the column and the transposed row path, with and without clipping.
     #[test]
     fn split_passes_equal_the_sequential_pass_bit_for_bit() {
@@ -642,13 +820,21 @@ mod tests {
             .num_threads(3)
             .build()
             .unwrap();
+        let compact = CompactCache(&iso);
         for (name, m) in [
             ("direct", &banana as &dyn Model),
             ("cached", &iso as &dyn Model),
+            ("cached f32", &compact as &dyn Model),
         ] {
             assert_eq!(name == "direct", m.has_direct_ratio());
             for bound in [0.05, 0.5, f64::INFINITY] {
                 let want = sequential_ratio_sum(m, &t, &t_new, bound);
+                if name == "cached f32" {
+                    // the reference really is the rounded one (so the test tells f32 from f64)
+                    let exact = sequential_ratio_sum(&iso, &t, &t_new, bound);
+                    assert_ne!(want.raw_sum.to_bits(), exact.raw_sum.to_bits());
+                    assert!((want.raw_sum - exact.raw_sum).abs() < 1e-6 * n as f64);
+                }
                 let mut gwant = vec![0.0; 3];
                 let cwant = sequential_grad_sum(m, &t, bound, &mut gwant);
                 for threads in [1, 2, 3, 7] {

@@ -91,17 +91,18 @@ impl Split {
 /// and `rows` one value per row (either may be empty); each call receives the slots and rows
 /// of its own chunks only, so the groups write disjoint memory. `scratch` must hold at least
 /// `split.groups()` buffers. With one group, `work` is called directly (no rayon call).
-pub(crate) fn run_groups<S, P, F>(
+pub(crate) fn run_groups<S, P, R, F>(
     split: &Split,
     scratch: &mut [S],
     parts: &mut [P],
     stride: usize,
-    rows: &mut [f64],
+    rows: &mut [R],
     work: &F,
 ) where
     S: Send,
     P: Send,
-    F: Fn(usize, &mut S, &mut [P], &mut [f64]) + Sync,
+    R: Send,
+    F: Fn(usize, &mut S, &mut [P], &mut [R]) + Sync,
 {
     recurse(
         split.per,
@@ -114,18 +115,19 @@ pub(crate) fn run_groups<S, P, F>(
     );
 }
 
-fn recurse<S, P, F>(
+fn recurse<S, P, R, F>(
     per: usize,
     first: usize,
     scratch: &mut [S],
     parts: &mut [P],
     stride: usize,
-    rows: &mut [f64],
+    rows: &mut [R],
     work: &F,
 ) where
     S: Send,
     P: Send,
-    F: Fn(usize, &mut S, &mut [P], &mut [f64]) + Sync,
+    R: Send,
+    F: Fn(usize, &mut S, &mut [P], &mut [R]) + Sync,
 {
     match scratch {
         [] => {}
