@@ -71,10 +71,17 @@ fn clamp_nan_low(x: f64, bound: f64) -> f64 {
 /// [`layout`](Model::layout) (`f64`, or `f32` for compact models: see there).
 #[derive(Clone, Debug)]
 pub struct RowCache {
+    pass: RatioPass,
+    values: RowValues,
+}
+
+/// The buffers of a ratio pass: how the chunks are split into groups, one chunk buffer per
+/// group, one partial sum per chunk.
+#[derive(Clone, Debug)]
+struct RatioPass {
     split: Split,
     chunks: Vec<Vec<f64>>,
     partials: Vec<ClippedSum>,
-    values: RowValues,
 }
 
 /// The cached per-row log-likelihoods, current and proposed.
@@ -88,6 +95,12 @@ enum RowValues {
 
 /// A precision the per-row cache can be kept in.
 trait Cached: Copy + Default + Send + Sync {
+    /// `x` rounded to this precision.
+    fn round(x: f64) -> Self;
+
+    /// The stored value as `f64` (exact).
+    fn widen(self) -> f64;
+
     /// The model's `ℓ_j(θ')` for one chunk: stored (rounded to `Self`) into `proposed`, and
     /// `ℓ_j(θ') − ℓ_j(θ)` (the difference of the stored values) written into `ratios`.
     fn ratios<M: Model + ?Sized>(
@@ -97,7 +110,13 @@ trait Cached: Copy + Default + Send + Sync {
         current: &[Self],
         proposed: &mut [Self],
         ratios: &mut [f64],
-    );
+    ) {
+        model.log_lik_rows(theta_new, start, ratios);
+        for ((r, p), &c) in ratios.iter_mut().zip(proposed.iter_mut()).zip(current) {
+            *p = Self::round(*r);
+            *r = p.widen() - c.widen();
+        }
+    }
 
     /// `ℓ_j(θ)` for every row, in this precision.
     fn fill<M: Model + ?Sized>(model: &M, theta: &[f64]) -> Vec<Self> {
@@ -107,55 +126,33 @@ trait Cached: Copy + Default + Send + Sync {
         for (k, v) in values.chunks_mut(CHUNK).enumerate() {
             let buf = &mut buf[..v.len()];
             model.log_lik_rows(theta, k * CHUNK, buf);
-            Self::store(buf, v);
+            for (o, &x) in v.iter_mut().zip(buf.iter()) {
+                *o = Self::round(x);
+            }
         }
         values
     }
-
-    /// Round `values` into `out`.
-    fn store(values: &[f64], out: &mut [Self]);
 }
 
 impl Cached for f64 {
-    fn ratios<M: Model + ?Sized>(
-        model: &M,
-        theta_new: &[f64],
-        start: usize,
-        current: &[f64],
-        proposed: &mut [f64],
-        ratios: &mut [f64],
-    ) {
-        model.log_lik_rows(theta_new, start, proposed);
-        for ((r, &a), &c) in ratios.iter_mut().zip(proposed.iter()).zip(current) {
-            *r = a - c;
-        }
+    #[inline(always)]
+    fn round(x: f64) -> f64 {
+        x
     }
-
-    fn store(values: &[f64], out: &mut [f64]) {
-        out.copy_from_slice(values);
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        self
     }
 }
 
 impl Cached for f32 {
-    fn ratios<M: Model + ?Sized>(
-        model: &M,
-        theta_new: &[f64],
-        start: usize,
-        current: &[f32],
-        proposed: &mut [f32],
-        ratios: &mut [f64],
-    ) {
-        model.log_lik_rows(theta_new, start, ratios);
-        for ((r, p), &c) in ratios.iter_mut().zip(proposed.iter_mut()).zip(current) {
-            *p = *r as f32;
-            *r = f64::from(*p) - f64::from(c);
-        }
+    #[inline(always)]
+    fn round(x: f64) -> f32 {
+        x as f32
     }
-
-    fn store(values: &[f64], out: &mut [f32]) {
-        for (o, &v) in out.iter_mut().zip(values) {
-            *o = v as f32;
-        }
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        f64::from(self)
     }
 }
 
@@ -170,21 +167,22 @@ impl RowCache {
             (false, Layout::F32) => RowValues::F32(f32::fill(model, theta), vec![0.0; n]),
         };
         let split = Split::new(n, 1);
-        RowCache {
+        let pass = RatioPass {
             split,
             chunks: vec![vec![0.0; CHUNK]],
             partials: vec![ClippedSum::default(); split.chunks()],
-            values,
-        }
+        };
+        RowCache { pass, values }
     }
 
     /// Split the passes over up to `threads` rayon threads (1: sequential; small data stay
     /// sequential anyway, see [`Split`]). Allocates the groups' chunk buffers; results do not
     /// depend on it.
     pub fn set_threads(&mut self, threads: usize) {
-        self.split = Split::new(self.split.chunks() * CHUNK, threads);
-        while self.chunks.len() < self.split.groups() {
-            self.chunks.push(vec![0.0; CHUNK]);
+        let pass = &mut self.pass;
+        pass.split = Split::new(pass.split.chunks() * CHUNK, threads);
+        while pass.chunks.len() < pass.split.groups() {
+            pass.chunks.push(vec![0.0; CHUNK]);
         }
     }
 
@@ -199,53 +197,20 @@ impl RowCache {
         theta_new: &[f64],
         bound: f64,
     ) -> ClippedSum {
+        let n = model.n_rows();
         match &mut self.values {
             RowValues::None => {
                 let ratios = |start: usize, buf: &mut [f64], _: &mut [f64]| {
                     model.log_lik_ratio_rows(theta, theta_new, start, buf);
                 };
-                ratio_pass::<RAW, f64, _>(
-                    &self.split,
-                    &mut self.chunks,
-                    &mut self.partials,
-                    &mut [],
-                    model.n_rows(),
-                    bound,
-                    &ratios,
-                )
+                self.pass.run::<RAW, f64, _>(&mut [], n, bound, &ratios)
             }
-            RowValues::F64(current, proposed) => {
-                let current = &current[..];
-                let ratios = |start: usize, buf: &mut [f64], new: &mut [f64]| {
-                    let cur = &current[start..start + buf.len()];
-                    f64::ratios(model, theta_new, start, cur, new, buf);
-                };
-                ratio_pass::<RAW, _, _>(
-                    &self.split,
-                    &mut self.chunks,
-                    &mut self.partials,
-                    proposed,
-                    model.n_rows(),
-                    bound,
-                    &ratios,
-                )
-            }
-            RowValues::F32(current, proposed) => {
-                let current = &current[..];
-                let ratios = |start: usize, buf: &mut [f64], new: &mut [f32]| {
-                    let cur = &current[start..start + buf.len()];
-                    f32::ratios(model, theta_new, start, cur, new, buf);
-                };
-                ratio_pass::<RAW, _, _>(
-                    &self.split,
-                    &mut self.chunks,
-                    &mut self.partials,
-                    proposed,
-                    model.n_rows(),
-                    bound,
-                    &ratios,
-                )
-            }
+            RowValues::F64(current, proposed) => self
+                .pass
+                .cached::<RAW, _, _>(model, theta_new, bound, current, proposed),
+            RowValues::F32(current, proposed) => self
+                .pass
+                .cached::<RAW, _, _>(model, theta_new, bound, current, proposed),
         }
     }
 
@@ -259,49 +224,72 @@ impl RowCache {
     }
 }
 
-/// The pass of [`RowCache::clipped_ratio_sum`] over `n` rows: `ratios(start, buf, new)`
-/// writes one chunk's per-row ratios into `buf` (and its rows' cached values into `new`, a
-/// chunk of `proposed`, empty without a cache); each chunk's clipped sum goes to its slot of
-/// `partials`, and the slots are added in chunk order.
-#[allow(clippy::too_many_arguments)]
-fn ratio_pass<const RAW: bool, R, F>(
-    split: &Split,
-    chunks: &mut [Vec<f64>],
-    partials: &mut [ClippedSum],
-    proposed: &mut [R],
-    n: usize,
-    bound: f64,
-    ratios: &F,
-) -> ClippedSum
-where
-    R: Send,
-    F: Fn(usize, &mut [f64], &mut [R]) + Sync,
-{
-    let per = split.per_group();
-    let cached = !proposed.is_empty();
-    let work = |g: usize, buf: &mut Vec<f64>, parts: &mut [ClippedSum], new: &mut [R]| {
-        for (i, part) in parts.iter_mut().enumerate() {
-            let start = (g * per + i) * CHUNK;
-            let len = CHUNK.min(n - start);
-            let buf = &mut buf[..len];
-            let new: &mut [R] = if cached {
-                &mut new[i * CHUNK..i * CHUNK + len]
-            } else {
-                &mut []
-            };
-            ratios(start, buf, new);
-            *part = ClippedSum::default();
-            part.add_chunk::<RAW>(buf, bound);
-        }
-    };
-    run_groups(split, chunks, partials, 1, proposed, &work);
-    let mut acc = ClippedSum::default();
-    for p in partials.iter() {
-        acc.sum += p.sum;
-        acc.raw_sum += p.raw_sum;
-        acc.clipped += p.clipped;
+impl RatioPass {
+    /// [`run`](Self::run) against a per-row cache: `ℓ_j(θ')` is computed, stored into
+    /// `proposed` in the cache's precision, and differenced with `current`.
+    fn cached<const RAW: bool, R: Cached, M: Model + ?Sized>(
+        &mut self,
+        model: &M,
+        theta_new: &[f64],
+        bound: f64,
+        current: &[R],
+        proposed: &mut [R],
+    ) -> ClippedSum {
+        let ratios = |start: usize, buf: &mut [f64], new: &mut [R]| {
+            let cur = &current[start..start + buf.len()];
+            R::ratios(model, theta_new, start, cur, new, buf);
+        };
+        self.run::<RAW, R, _>(proposed, current.len(), bound, &ratios)
     }
-    acc
+
+    /// The pass of [`RowCache::clipped_ratio_sum`] over `n` rows: `ratios(start, buf, new)`
+    /// writes one chunk's per-row ratios into `buf` (and its rows' cached values into `new`,
+    /// a chunk of `proposed`, empty without a cache); each chunk's clipped sum goes to its
+    /// slot of `partials`, and the slots are added in chunk order.
+    fn run<const RAW: bool, R, F>(
+        &mut self,
+        proposed: &mut [R],
+        n: usize,
+        bound: f64,
+        ratios: &F,
+    ) -> ClippedSum
+    where
+        R: Send,
+        F: Fn(usize, &mut [f64], &mut [R]) + Sync,
+    {
+        let per = self.split.per_group();
+        let cached = !proposed.is_empty();
+        let work = |g: usize, buf: &mut Vec<f64>, parts: &mut [ClippedSum], new: &mut [R]| {
+            for (i, part) in parts.iter_mut().enumerate() {
+                let start = (g * per + i) * CHUNK;
+                let len = CHUNK.min(n - start);
+                let buf = &mut buf[..len];
+                let new: &mut [R] = if cached {
+                    &mut new[i * CHUNK..i * CHUNK + len]
+                } else {
+                    &mut []
+                };
+                ratios(start, buf, new);
+                *part = ClippedSum::default();
+                part.add_chunk::<RAW>(buf, bound);
+            }
+        };
+        run_groups(
+            &self.split,
+            &mut self.chunks,
+            &mut self.partials,
+            1,
+            proposed,
+            &work,
+        );
+        let mut acc = ClippedSum::default();
+        for p in &self.partials {
+            acc.sum += p.sum;
+            acc.raw_sum += p.raw_sum;
+            acc.clipped += p.clipped;
+        }
+        acc
+    }
 }
 
 /// One group's scratch for gradient passes: the chunk's gradients column-major
@@ -582,37 +570,12 @@ mod tests {
     use super::*;
     use crate::models::{BananaModel, BananaParams};
 
-    /// Row-major view of a model: the same gradients without the column-major override.
-    struct RowsOnly<'a>(&'a BananaModel);
+    /// A model seen through its row-wise methods only (no closed-form ratio, no column
+    /// gradients), in a declared layout: the kernels then use the per-row cache (in that
+    /// layout's precision) and the transposed row-gradient path.
+    struct RowView<'a, M>(&'a M, Layout);
 
-    impl Model for RowsOnly<'_> {
-        fn dim(&self) -> usize {
-            self.0.dim()
-        }
-        fn n_rows(&self) -> usize {
-            self.0.n_rows()
-        }
-        fn log_prior(&self, t: &[f64]) -> f64 {
-            self.0.log_prior(t)
-        }
-        fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) {
-            self.0.grad_log_prior(t, g)
-        }
-        fn log_lik_row(&self, t: &[f64], j: usize) -> f64 {
-            self.0.log_lik_row(t, j)
-        }
-        fn has_gradient(&self) -> bool {
-            true
-        }
-        fn grad_log_lik_row(&self, t: &[f64], j: usize, g: &mut [f64]) -> crate::Result<()> {
-            self.0.grad_log_lik_row(t, j, g)
-        }
-    }
-
-    /// A model with a per-row cache that declares the compact layout (its cache is `f32`).
-    struct CompactCache<'a>(&'a crate::models::testing::IsotropicGaussian);
-
-    impl Model for CompactCache<'_> {
+    impl<M: Model> Model for RowView<'_, M> {
         fn dim(&self) -> usize {
             self.0.dim()
         }
@@ -620,7 +583,7 @@ mod tests {
             self.0.n_rows()
         }
         fn layout(&self) -> Layout {
-            Layout::F32
+            self.1
         }
         fn log_prior(&self, t: &[f64]) -> f64 {
             self.0.log_prior(t)
@@ -630,9 +593,6 @@ mod tests {
         }
         fn log_lik_row(&self, t: &[f64], j: usize) -> f64 {
             self.0.log_lik_row(t, j)
-        }
-        fn log_lik_rows(&self, t: &[f64], start: usize, out: &mut [f64]) {
-            self.0.log_lik_rows(t, start, out)
         }
         fn has_gradient(&self) -> bool {
             true
@@ -727,7 +687,7 @@ mod tests {
             }
             for (path, m) in [
                 ("columns", &model as &dyn Model),
-                ("rows", &RowsOnly(&model) as &dyn Model),
+                ("rows", &RowView(&model, Layout::F64) as &dyn Model),
             ] {
                 let mut out = vec![f64::NAN; d];
                 let clipped = GradBuffer::new(m)
@@ -820,7 +780,7 @@ mod tests {
             .num_threads(3)
             .build()
             .unwrap();
-        let compact = CompactCache(&iso);
+        let compact = RowView(&iso, Layout::F32);
         for (name, m) in [
             ("direct", &banana as &dyn Model),
             ("cached", &iso as &dyn Model),
