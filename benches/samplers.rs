@@ -217,8 +217,8 @@ fn thesis_penalty(exp: Experiment) -> DpPenalty {
 /// The thesis code's time per iteration at ε = 4 (oraisa/masters-thesis at f859f560, its own
 /// samplers' loop after JIT warm-up, the thesis' tuned settings, ε = 4), in seconds, and where
 /// it was measured. The defaults are the smallest of three rounds timed side by side with this
-/// bench on the development machine (2026-11-24; docs/REPRODUCTION.md, "Speed against the
-/// thesis code"); the smallest, so the ratios are not overstated. On another machine they are
+/// bench on the development machine (2026-11-24; the protocol is in the README, "Performance");
+/// the smallest, so the ratios are not overstated. On another machine they are
 /// indicative only (a slower machine understates the speed-up, a faster one overstates it).
 /// Time the thesis code on your machine and pass its figures to put both in one run:
 /// `DP_MCMC_THESIS_TIMES="penalty-easy-2d=8.1e-4,hmc-easy-2d=22e-3,penalty-gauss-30d=30e-3"`.

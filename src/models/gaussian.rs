@@ -242,7 +242,8 @@ impl<T: Element> GaussianModel<T> {
     /// still computed in `f64`, see [`ColumnData::compact`]); the tempering is kept.
     ///
     /// ```
-    /// use dp_mcmc::models::{block_correlated_cov, generate_gaussian, GaussianModel, Layout, Model};
+    /// use dp_mcmc::models::{block_correlated_cov, generate_gaussian};
+    /// use dp_mcmc::models::{GaussianModel, Layout, Model};
     /// # fn main() -> dp_mcmc::Result<()> {
     /// let cov = block_correlated_cov(2, 0.999)?;
     /// let model = GaussianModel::new(generate_gaussian(&[0.0, 3.0], &cov, 1000, 1)?, cov, 100.0)?;
