@@ -21,6 +21,7 @@ pub mod frame;
 pub mod mechanisms;
 pub mod models;
 pub mod noise;
+pub mod noise_aware;
 #[cfg(feature = "plot")]
 pub mod plots;
 pub mod prelude;

@@ -300,6 +300,11 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
                 for k in 0..len {
                     let hk = cur.hessian(k);
                     let ch = clip_factor(norm(hk), hclip);
+                    if ch == 0.0 {
+                        // a non-finite row counts as zero (0 × ∞ would be NaN): bounded, as
+                        // the gradient pass bounds it
+                        continue;
+                    }
                     for a in 0..d {
                         for b in a..d {
                             h[(a, b)] += ch * hk[a * d + b];

@@ -1,6 +1,6 @@
 //! Private inference end to end from public information: `auto` runs.
 //!
-//! Given a model, a budget (ε, δ) for the **whole** analysis, the number of chains and a seed,
+//! Given a model, a budget (ε, δ) for the **whole** analysis and the number of chains,
 //! [`Auto`] does every data-dependent step under differential privacy and charges it to one
 //! ledger ([`crate::samplers::Ledger`], `Run::privacy`):
 //!
@@ -19,7 +19,13 @@
 //!    `"sampling"`.
 //!
 //! The releases before the chains take fixed shares of the budget ([`BudgetSplit`]); every
-//! derived setting is reported in `Run::auto` ([`AutoReport`]). The guarantee covers every
+//! derived setting is reported in `Run::auto` ([`AutoReport`]).
+//!
+//! **Randomness.** By default every noise draw of the run (the releases before the chains, the
+//! jitter of the start points and every chain) comes from generators keyed from the operating
+//! system's entropy ([`crate::noise::os_chain_rng`]): `Run::rng` is `"secure"`. `.seed(s)` is an
+//! explicit opt-out for reproducible research: anyone who knows `s` can regenerate every noise
+//! draw, so a seeded run (`Run::rng` `"seeded"`) is **not** a DP release. The guarantee covers every
 //! output of the run except the diagnostics the crate labels non-private (clip fractions).
 //!
 //! ```
@@ -28,8 +34,9 @@
 //! # fn main() -> dp_mcmc::Result<()> {
 //! let model = IsotropicGaussian::generate(5_000, 2, 1);
 //! let run = Auto::new(AutoAlgorithm::DpPenalty)
-//!     .epsilon(2.0).delta(1e-6).chains(2).seed(3).target_iterations(200)
+//!     .epsilon(2.0).delta(1e-6).chains(2).target_iterations(200)
 //!     .run(&model)?;
+//! assert_eq!(run.rng.as_str(), "secure"); // OS entropy unless .seed(s) is set
 //! let privacy = run.privacy.as_ref().unwrap();
 //! assert!(privacy.epsilon <= 2.0);
 //! let parts: Vec<&str> = privacy.ledger.parts.iter().map(|p| p.part.as_str()).collect();
@@ -162,8 +169,9 @@ pub struct Auto {
     pub delta: f64,
     /// Chains (default 4).
     pub chains: usize,
-    /// Seed (default 0).
-    pub seed: u64,
+    /// Seed of a reproducible research run; `None` (default): noise from the operating system's
+    /// entropy, the only setting under which the run is a DP release (see the module docs).
+    pub seed: Option<u64>,
     /// (ε, δ) for each chain with the shared earlier releases, instead of for the whole run
     /// (the thesis' experiments; default `false`).
     pub per_chain_budget: bool,
@@ -222,7 +230,7 @@ impl Auto {
             epsilon: f64::NAN,
             delta: f64::NAN,
             chains: 4,
-            seed: 0,
+            seed: None,
             per_chain_budget: false,
             start: None,
             split: BudgetSplit::default(),
@@ -257,11 +265,20 @@ impl Auto {
         self.chains = c;
         self
     }
-    /// Seed.
+    /// Seed every random draw from `s` (reproducible research; **not** a DP release: anyone who
+    /// knows `s` can regenerate the noise). Without it the run draws from OS entropy.
     #[must_use]
     pub fn seed(mut self, s: u64) -> Self {
-        self.seed = s;
+        self.seed = Some(s);
         self
+    }
+
+    /// The generator of stream `stream`: seeded, or keyed from OS entropy.
+    fn stream(&self, stream: u64) -> Result<crate::rng::ChainRng> {
+        match self.seed {
+            Some(s) => Ok(chain_rng(s, stream)),
+            None => crate::noise::os_chain_rng(),
+        }
     }
     /// Budget per chain (see [`Auto::per_chain_budget`]).
     #[must_use]
@@ -362,7 +379,7 @@ impl Auto {
         let public = model
             .public_lipschitz()
             .filter(|l| l.is_finite() && *l > 0.0);
-        let mut rng = chain_rng(self.seed, PRE_STREAM);
+        let mut rng = self.stream(PRE_STREAM)?;
         let mut before: Vec<EarlierRelease> = Vec::new();
         let from = self.start.clone().unwrap_or_else(|| vec![0.0; d]);
         let rounds = INIT_ROUNDS.min(self.init_steps.max(1));
@@ -517,23 +534,24 @@ impl Auto {
         let jitter_sd = 2.0 * derived.initial_step;
         let starts: Vec<Vec<f64>> = (0..self.chains as u64)
             .map(|i| {
-                let mut r = chain_rng(self.seed, JITTER_STREAM + i);
-                center
+                let mut r = self.stream(JITTER_STREAM + i)?;
+                Ok(center
                     .iter()
                     .zip(&shape)
                     .map(|(c, s)| {
                         let z: f64 = StandardNormal.sample(&mut r);
                         c + jitter_sd * s * z
                     })
-                    .collect()
+                    .collect())
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let settings = |warmup: usize| {
             let before = before.clone();
             let starts = starts.clone();
             move |r: &mut crate::samplers::RunSettings| {
                 r.chains = self.chains;
-                r.seed = self.seed;
+                r.seed = self.seed.unwrap_or(0);
+                r.secure_rng = self.seed.is_none();
                 r.per_chain_budget = self.per_chain_budget;
                 r.budget = crate::samplers::Budget::Privacy {
                     epsilon: self.epsilon,

@@ -14,7 +14,10 @@
 //! # fn main() -> dp_mcmc::Result<()> {
 //! let df = df!("visits" => [0i64, 2, 1], "age" => [0.3, 0.9, 0.5], "id" => ["a", "b", "c"])?;
 //! let mut spec = FitSpec::new(FitKind::Poisson, "visits");
-//! let model = prepare(&df, &spec)?; // every other numeric column is a covariate
+//! // the covariates are named, never guessed from the cells' contents
+//! assert!(prepare(&df, &spec).unwrap_err().to_string().contains("--features"));
+//! spec.features = Some(vec!["age".into()]);
+//! let model = prepare(&df, &spec)?;
 //! assert_eq!(model.param_names(), ["intercept", "age"]);
 //! spec.features = Some(vec!["age".into(), "id".into()]);
 //! let err = prepare(&df, &spec).unwrap_err().to_string();
@@ -129,8 +132,9 @@ pub struct FitSpec {
     pub kind: FitKind,
     /// The response column.
     pub response: String,
-    /// Covariate columns; `None`: every other numeric column (none for `gaussian-mean`; text
-    /// columns count as numeric if some value reads as a number, see [`prepare`]).
+    /// Covariate columns (required for the regressions, none for `gaussian-mean`). They are
+    /// named, never chosen from the cells' contents: which columns a default took would depend
+    /// on the data (a column with one stray word would drop out) and leak it.
     pub features: Option<Vec<String>>,
     /// Declared bounds (response or covariates).
     pub bounds: Vec<Bound>,
@@ -141,7 +145,8 @@ pub struct FitSpec {
 }
 
 impl FitSpec {
-    /// The spec of `kind` on `response`, all other numeric columns, no bounds, prior sd `√10`.
+    /// The spec of `kind` on `response`, no covariates yet (set `features`), no bounds, prior
+    /// sd `√10`.
     pub fn new(kind: FitKind, response: &str) -> Self {
         Self {
             kind,
@@ -247,19 +252,6 @@ fn names(df: &DataFrame) -> Vec<String> {
         .collect()
 }
 
-/// Whether a column is a covariate by default: numbers or booleans, or text of which some
-/// value reads as a number (a numeric column with a stray word, which [`column`] then reports
-/// by row, rather than silently leaving it out). Pure text columns (names, ids) are skipped.
-fn looks_numeric(c: &Column) -> bool {
-    match c.str() {
-        Ok(text) => text
-            .iter()
-            .flatten()
-            .any(|v| v.trim().parse::<f64>().is_ok()),
-        Err(_) => c.dtype().is_primitive_numeric() || c.dtype() == &DataType::Boolean,
-    }
-}
-
 /// Column `name` as finite f64 values; errors name the column and the first bad row.
 fn column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
     let col = df.column(name).map_err(|_| {
@@ -295,9 +287,8 @@ fn column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
 /// declared bounds (unless `clamp`), bounds on a column that is not used, covariates for
 /// `gaussian-mean`, or no covariate left for a regression.
 ///
-/// Without `features`, every other column of numbers or booleans is a covariate, and so is a
-/// text column of which some value reads as a number (a numeric column with a stray word is
-/// an error naming that row, never silently dropped); pure text columns are skipped.
+/// Without `features` a regression is an error listing the columns (the covariates are
+/// declared, as the bounds are, never inferred from the cells).
 pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
     crate::error::check::positive("--prior-sd", spec.prior_sd)?;
     let prior_var = spec.prior_sd * spec.prior_sd;
@@ -311,12 +302,21 @@ pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
         }
         (_, FitKind::GaussianMean) => Vec::new(),
         (Some(f), _) => f.clone(),
-        (None, _) => df
-            .columns()
-            .iter()
-            .filter(|c| c.name().as_str() != spec.response && looks_numeric(c))
-            .map(|c| c.name().to_string())
-            .collect(),
+        (None, _) => {
+            let others: Vec<String> = names(df)
+                .into_iter()
+                .filter(|c| *c != spec.response)
+                .collect();
+            return Err(Error::invalid(
+                "--features",
+                "unset",
+                format!(
+                    "name the covariates, comma separated (the columns besides the response: \
+                     {}); they are not guessed from the cells, which would depend on the data",
+                    others.join(",")
+                ),
+            ));
+        }
     };
     if spec.kind != FitKind::GaussianMean && features.is_empty() {
         return Err(Error::InvalidData(format!(
@@ -423,6 +423,116 @@ fn apply_bound(v: &mut [f64], b: &Bound, clamp: bool) -> Result<()> {
     Ok(())
 }
 
+/// The table as the rows of a noise-aware fit ([`crate::noise_aware`]): the response and the
+/// covariates of `spec` (an `intercept` first), every covariate with declared bounds, and the
+/// response with declared bounds where the model needs them (Poisson: a cap `0:K`; linear and
+/// `gaussian-mean`: both ends). Values outside their bounds are errors, or clamped with `clamp`.
+///
+/// ```
+/// use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds, prepare_glm};
+/// use dp_mcmc::polars::prelude::*;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let df = df!("visits" => [0i64, 2, 9], "age" => [0.3, 0.9, 0.5])?;
+/// let mut spec = FitSpec::new(FitKind::Poisson, "visits");
+/// spec.features = Some(vec!["age".into()]);
+/// // the method needs bounds: the error names the flag and the columns
+/// let err = prepare_glm(&df, &spec).unwrap_err().to_string();
+/// assert!(err.contains("--bounds") && err.contains("age"), "{err}");
+/// spec.bounds = parse_bounds("visits=0:5,age=0:1")?;
+/// spec.clamp = true; // 9 visits is clamped to the declared cap 5
+/// assert_eq!(prepare_glm(&df, &spec)?.dim(), 2);
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// As [`prepare`], and a covariate or (where needed) the response without declared bounds.
+pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware::GlmData> {
+    use crate::noise_aware::{GlmData, GlmKind};
+    // the checks of `prepare` (columns, support, bounds) first
+    prepare(df, spec)?;
+    let features: Vec<String> = spec.features.clone().unwrap_or_default();
+    let bound_of = |name: &str| spec.bounds.iter().find(|b| b.column == name);
+    let missing: Vec<&str> = features
+        .iter()
+        .map(String::as_str)
+        .filter(|f| bound_of(f).is_none())
+        .collect();
+    let needs_response = spec.kind != FitKind::Logistic;
+    let response_missing = needs_response && bound_of(&spec.response).is_none();
+    if !missing.is_empty() || response_missing {
+        let mut cols: Vec<&str> = missing;
+        if response_missing {
+            cols.insert(0, &spec.response);
+        }
+        return Err(Error::invalid(
+            "--bounds",
+            cols.join(","),
+            format!(
+                "the noise-aware method needs declared public bounds (from a codebook, never \
+                 from the data) on {}: add `--bounds {}` (Poisson: the response as 0:K, a cap \
+                 on the counts; with --clamp larger counts are clamped to K), or use \
+                 --method dp-mcmc",
+                cols.join(", "),
+                cols.iter()
+                    .map(|c| format!("{c}=LO:HI"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        ));
+    }
+    let bounded = |name: &str| -> Result<Vec<f64>> {
+        let mut v = column(df, name)?;
+        if let Some(b) = bound_of(name) {
+            apply_bound(&mut v, b, spec.clamp)?;
+        }
+        Ok(v)
+    };
+    let y = bounded(&spec.response)?;
+    let n = y.len();
+    let mut cols = vec![vec![1.0; n]];
+    let mut box_bounds = vec![(1.0, 1.0)];
+    for f in &features {
+        cols.push(bounded(f)?);
+        let b = bound_of(f).expect("checked above");
+        box_bounds.push((b.lo, b.hi));
+    }
+    let p = cols.len();
+    let mut x = Vec::with_capacity(n * p);
+    for j in 0..n {
+        x.extend(cols.iter().map(|c| c[j]));
+    }
+    let (kind, mut names) = match spec.kind {
+        FitKind::Logistic => (GlmKind::Logistic, vec!["intercept".to_string()]),
+        FitKind::Poisson => (GlmKind::Poisson, vec!["intercept".to_string()]),
+        FitKind::Linear => (GlmKind::Linear, vec!["intercept".to_string()]),
+        FitKind::GaussianMean => (GlmKind::Linear, vec!["mean".to_string()]),
+    };
+    names.extend(features.iter().cloned());
+    if kind == GlmKind::Linear {
+        names.push("log_sigma".into());
+    }
+    let y_bounds = match bound_of(&spec.response) {
+        Some(b) => (b.lo, b.hi),
+        None => (0.0, 1.0),
+    };
+    if kind == GlmKind::Poisson && y_bounds.0 != 0.0 {
+        return Err(Error::invalid(
+            "--bounds",
+            &spec.response,
+            "declare a Poisson response's bounds as 0:K (K the cap on the counts)",
+        ));
+    }
+    GlmData::new(
+        kind,
+        x,
+        y,
+        box_bounds,
+        y_bounds,
+        spec.prior_sd * spec.prior_sd,
+        names,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -449,8 +559,11 @@ mod tests {
         let m = prepare(&df(), &s).unwrap();
         assert_eq!(m.param_names(), ["intercept", "a", "b"]);
         assert_eq!(m.public_lipschitz(), None); // no declared bounds
-        // Default features: every other numeric column (`name` is text, left out).
-        let m = prepare(&df(), &FitSpec::new(FitKind::Linear, "a")).unwrap();
+        // No default covariates: they are named.
+        assert!(err(&FitSpec::new(FitKind::Linear, "a")).contains("--features"));
+        let mut s = FitSpec::new(FitKind::Linear, "a");
+        s.features = Some(vec!["y".into(), "count".into(), "b".into()]);
+        let m = prepare(&df(), &s).unwrap();
         assert_eq!(
             m.param_names(),
             ["intercept", "y", "count", "b", "log_sigma"]
@@ -505,19 +618,20 @@ mod tests {
         s.features = Some(vec!["b".into()]);
         assert!(err(&s).contains("--features"));
         let mut s = FitSpec::new(FitKind::Linear, "a");
+        s.features = Some(vec!["b".into()]);
         s.bounds = parse_bounds("name=0:1").unwrap();
         assert!(err(&s).contains("--bounds"));
         // A numeric column with a stray word is reported by row, not silently dropped.
         let stray =
             df!("y" => [1.0, 2.0, 3.0], "z" => ["1", "x", "2"], "id" => ["a", "b", "c"]).unwrap();
-        let e = prepare(&stray, &FitSpec::new(FitKind::Linear, "y"))
-            .unwrap_err()
-            .to_string();
+        let mut s = FitSpec::new(FitKind::Linear, "y");
+        s.features = Some(vec!["z".into()]);
+        let e = prepare(&stray, &s).unwrap_err().to_string();
         assert!(e.contains("`z`") && e.contains("row 1"), "{e}");
         let nan = df!("y" => [1.0, f64::NAN], "x" => [1.0, 2.0]).unwrap();
-        let e = prepare(&nan, &FitSpec::new(FitKind::Linear, "y"))
-            .unwrap_err()
-            .to_string();
+        let mut s = FitSpec::new(FitKind::Linear, "y");
+        s.features = Some(vec!["x".into()]);
+        let e = prepare(&nan, &s).unwrap_err().to_string();
         assert!(e.contains("`y`") && e.contains("row 1"), "{e}");
     }
 }

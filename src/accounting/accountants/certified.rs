@@ -121,6 +121,15 @@ impl CertifiedPld {
         self
     }
 
+    /// An accountant of the given leaves (crate-internal: the Fourier accountant's guard builds
+    /// its own pair, `Loss::PoissonRemove` or `Loss::Substitute`, at the exact rate q).
+    pub(crate) fn of_leaves(leaves: Vec<(Loss, u64)>) -> Self {
+        CertifiedPld {
+            leaves,
+            ..Self::default()
+        }
+    }
+
     fn leaves_of(event: &PrivacyEvent) -> Result<Vec<(Loss, u64)>> {
         let mut out: Vec<(Loss, u64)> = Vec::new();
         walk(event, 1.0, &mut |e, c| {

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use clap::Args;
 use dp_mcmc::auto::{Auto, AutoAlgorithm};
-use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds, prepare};
+use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds, prepare, prepare_glm};
 use dp_mcmc::frame::fit_output::write_fit_outputs;
 use dp_mcmc::frame::read_table;
 use dp_mcmc::models::Model;
+use dp_mcmc::noise_aware::NoiseAware;
 use dp_mcmc::{Error, Result};
 use serde_json::{Value, json};
 
@@ -29,7 +30,8 @@ pub struct FitArgs {
     /// The response column.
     #[arg(long, value_name = "COL")]
     response: String,
-    /// Covariate columns, comma separated (default: every other numeric column).
+    /// Covariate columns, comma separated (required for the regressions: they are declared,
+    /// never guessed from the cells).
     #[arg(long, value_name = "A,B,…")]
     features: Option<String>,
     /// Public bounds of columns, declared without looking at the data (e.g. from a codebook):
@@ -50,16 +52,25 @@ pub struct FitArgs {
     /// Privacy budget δ of the whole analysis.
     #[arg(long, allow_hyphen_values = true)]
     delta: f64,
-    /// auto (the DP penalty; DP Barker for a model with neither gradients nor bounds),
-    /// dp-penalty, dp-hmc, minibatch-penalty or dp-barker.
+    /// auto (noise-aware when every covariate, and the response of a poisson, linear or
+    /// gaussian-mean model, has declared --bounds; dp-mcmc otherwise), noise-aware (a few
+    /// shaped private releases, then the posterior given them with the DP noise modelled:
+    /// docs/NOISE-AWARE.md), or dp-mcmc (a DP sampler, see --algorithm).
+    #[arg(long, default_value = "auto")]
+    method: String,
+    /// The DP-MCMC sampler: auto (the DP penalty; DP Barker for a model with neither gradients
+    /// nor bounds), dp-penalty, dp-hmc, minibatch-penalty or dp-barker. Naming one selects
+    /// --method dp-mcmc under --method auto.
     #[arg(long, default_value = "auto")]
     algorithm: String,
     /// Number of chains.
     #[arg(long, default_value_t = 4, allow_hyphen_values = true)]
     chains: usize,
-    /// Seed of the run (a seeded run is reproducible research, not a secure release).
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
-    seed: u64,
+    /// Seed every random draw (reproducible research: anyone who knows the seed can regenerate
+    /// the noise, so a seeded run is NOT a DP release). Default: noise from the operating
+    /// system's entropy.
+    #[arg(long, allow_hyphen_values = true)]
+    seed: Option<u64>,
     /// Stop the chains after this wall time (seconds); the ledger then counts what ran.
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     max_time: Option<f64>,
@@ -146,16 +157,34 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         ));
     }
 
-    let model = prepare(&read_table(&a.data)?, &spec)?;
+    let method = match a.method.as_str() {
+        "auto" if chosen.is_none() && bounds_declared(&spec) => "noise-aware",
+        "auto" | "dp-mcmc" => "dp-mcmc",
+        "noise-aware" => "noise-aware",
+        other => {
+            return Err(Error::invalid(
+                "--method",
+                other,
+                "use auto, noise-aware or dp-mcmc",
+            ));
+        }
+    };
+    let table = read_table(&a.data)?;
+    if method == "noise-aware" {
+        return noise_aware(&a, &table, &spec, kind);
+    }
+    let model = prepare(&table, &spec)?;
     let alg = chosen.unwrap_or_else(|| AutoAlgorithm::for_model(&model));
-    let run = Auto::new(alg)
+    let mut auto = Auto::new(alg)
         .epsilon(a.epsilon)
         .delta(a.delta)
         .chains(a.chains)
-        .seed(a.seed)
         .max_time(max_time)
-        .progress(true)
-        .run(&model)?;
+        .progress(true);
+    if let Some(s) = a.seed {
+        auto = auto.seed(s);
+    }
+    let run = auto.run(&model)?;
     let privacy = run.privacy.as_ref().ok_or_else(|| {
         Error::Model("the run has no privacy ledger; this is a bug, please report it".into())
     })?;
@@ -167,6 +196,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
     });
     let files = write_fit_outputs(&run, run.warmup, &ledger, &a.out)?;
     Ok(json!({
+        "method": "dp-mcmc",
         "model": kind.as_str(),
         "algorithm": alg.key(),
         "parameters": model.param_names(),
@@ -185,5 +215,91 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         "rng": run.rng.as_str(),
         "wall_seconds": run.wall_seconds,
         "files": files,
+        "not_covered": not_covered(a.seed.is_some()),
     }))
+}
+
+/// Whether `spec` declares every bound the noise-aware method needs.
+fn bounds_declared(spec: &FitSpec) -> bool {
+    let has = |c: &str| spec.bounds.iter().any(|b| b.column == c);
+    let covariates = spec.features.iter().flatten().all(|f| has(f));
+    covariates && (spec.kind == FitKind::Logistic || has(&spec.response))
+}
+
+/// `fit --method noise-aware`.
+fn noise_aware(
+    a: &FitArgs,
+    table: &dp_mcmc::polars::prelude::DataFrame,
+    spec: &FitSpec,
+    kind: FitKind,
+) -> Result<Value> {
+    let data = prepare_glm(table, spec)?;
+    let mut builder = NoiseAware::new()
+        .epsilon(a.epsilon)
+        .delta(a.delta)
+        .chains(a.chains);
+    if let Some(s) = a.seed {
+        builder = builder.seed(s);
+    }
+    let fit = builder.run(&data)?;
+    let run = &fit.run;
+    let privacy = run.privacy.as_ref().ok_or_else(|| {
+        Error::Model("the run has no privacy ledger; this is a bug, please report it".into())
+    })?;
+    let ledger = json!({
+        "epsilon": privacy.epsilon,
+        "delta": privacy.delta,
+        "accountant": privacy.accountant,
+        "ledger": privacy.ledger,
+        "releases": fit.report.rounds,
+    });
+    let files = write_fit_outputs(run, 0, &ledger, &a.out)?;
+    let warning = (fit.report.floored_share > 0.0).then(|| {
+        format!(
+            "{:.0} % of the information proposals were floored: the releases are too noisy at \
+             this budget for a positive definite information, and the posterior is an \
+             approximation not to be trusted; increase --epsilon, declare narrower --bounds, \
+             or rescale the covariates to comparable ranges",
+            100.0 * fit.report.floored_share
+        )
+    });
+    Ok(json!({
+        "method": "noise-aware",
+        "warning": warning,
+        "model": kind.as_str(),
+        "parameters": data.param_names(),
+        "n_rows": data.n_rows(),
+        "chains": a.chains,
+        "draws_per_chain": files.draws_per_chain,
+        "max_rhat": fit.report.max_rhat,
+        "min_ess_bulk": fit.report.min_ess_bulk,
+        "epsilon": privacy.epsilon,
+        "delta": privacy.delta,
+        "accountant": privacy.accountant,
+        "ledger": privacy.ledger.parts,
+        "pooled_rounds": fit.report.pooled,
+        "floored_share": fit.report.floored_share,
+        "seed": a.seed,
+        "rng": run.rng.as_str(),
+        "wall_seconds": run.wall_seconds,
+        "files": files,
+        "not_covered": not_covered(a.seed.is_some()),
+    }))
+}
+
+/// What `fit` prints that the (ε, δ) guarantee does not cover (docs/SECURITY.md).
+fn not_covered(seeded: bool) -> Value {
+    let mut v = json!({
+        "n_rows": "the exact number of rows: public under the substitution relation the \
+                   guarantee uses (it protects every row's values, not whether the table has one \
+                   more row)",
+        "wall_seconds": "run time: depends on the data, not covered",
+    });
+    if seeded {
+        v["rng"] = json!(
+            "seeded: anyone who knows the seed can regenerate every noise draw; this run is \
+             reproducible research, NOT a DP release (leave --seed out for one)"
+        );
+    }
+    v
 }

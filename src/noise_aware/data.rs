@@ -1,0 +1,532 @@
+//! The data of a noise-aware fit: a regression's rows with **declared** public bounds, the
+//! per-row score and information of each model, and sound per-row bounds of their shaped
+//! norms over every row the bounds allow (the sensitivities of the releases).
+//!
+//! Per row, with the linear predictor `η = xᵀβ`:
+//!
+//! | model | parameters | score `g_j` | information `I_j = −∇² ln p` |
+//! |---|---|---|---|
+//! | logistic | `β` | `(y − σ(η)) x` | `σ(η)(1 − σ(η)) x xᵀ` |
+//! | poisson | `β` | `clamp(y − e^η, −K, K) x` | `min(e^η, K) x xᵀ` |
+//! | linear | `(β, s = ln σ)` | `(r e x, r² e − 1)`, `r = y − η`, `e = e^{−2s}` | `e (x, 2r)(x, 2r)ᵀ − 2r²e · 𝟙_s 𝟙_sᵀ` |
+//!
+//! Poisson's score is unbounded in the count, so the response needs a declared cap `K`
+//! (`mdvis=0:K`); rows whose fitted mean passes `K` have their residual and weight clipped at
+//! `K` (a bias only for rows whose mean exceeds the cap: declare a cap above the counts you
+//! expect). Logistic and Poisson information terms are rank-one positive semi-definite, so
+//! substituting a row moves their (shaped) sum by at most `√2` times a row's bound; the
+//! linear model's are not, and move it by at most twice.
+
+use nalgebra::DMatrix;
+
+use crate::error::{Error, Result};
+
+/// Which regression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GlmKind {
+    /// Logistic regression of a 0/1 response.
+    Logistic,
+    /// Poisson regression (log link) of a count response capped at a declared `K`.
+    Poisson,
+    /// Linear regression with Gaussian errors; the last parameter is `ln σ`.
+    Linear,
+}
+
+/// Covariates with more free (non-constant) coordinates than this use a triangle-inequality
+/// bound instead of enumerating the box's vertices.
+const MAX_VERTEX_COORDS: usize = 16;
+
+/// A regression's rows and declared bounds (see the module docs).
+#[derive(Clone, Debug)]
+pub struct GlmData {
+    pub(crate) kind: GlmKind,
+    /// Row-major covariates, `n × p` (the intercept column included).
+    pub(crate) x: Vec<f64>,
+    pub(crate) y: Vec<f64>,
+    pub(crate) p: usize,
+    /// Declared bounds of each covariate (the intercept `[1, 1]`).
+    pub(crate) lo: Vec<f64>,
+    pub(crate) hi: Vec<f64>,
+    /// Declared bounds of the response (Poisson: `[0, K]`; linear: required; logistic: `[0, 1]`).
+    pub(crate) y_lo: f64,
+    pub(crate) y_hi: f64,
+    pub(crate) prior_var: f64,
+    pub(crate) names: Vec<String>,
+    /// Vertices of the covariate box (row-major), when few enough to enumerate.
+    vertices: Option<Vec<f64>>,
+}
+
+impl GlmData {
+    /// Rows `x` (row-major, `n × p`, first column the intercept if wanted), responses `y`,
+    /// declared covariate bounds `bounds` (one `(lo, hi)` per column) and response bounds,
+    /// prior `N(0, prior_var)` on every parameter.
+    ///
+    /// ```
+    /// use dp_mcmc::noise_aware::{GlmData, GlmKind};
+    /// let x = vec![1.0, 0.2, 1.0, 0.9, 1.0, 0.5];
+    /// let data = GlmData::new(GlmKind::Logistic, x.clone(), vec![0.0, 1.0, 1.0],
+    ///     vec![(1.0, 1.0), (0.0, 1.0)], (0.0, 1.0), 10.0, vec!["intercept".into(), "a".into()])?;
+    /// assert_eq!(data.dim(), 2);
+    /// // a value outside its declared bounds is an error naming the column and the row
+    /// let err = GlmData::new(GlmKind::Logistic, x, vec![0.0, 1.0, 1.0],
+    ///     vec![(1.0, 1.0), (0.0, 0.5)], (0.0, 1.0), 10.0, vec!["intercept".into(), "a".into()]);
+    /// assert!(err.unwrap_err().to_string().contains("`a`"));
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Shapes that disagree, non-finite values or bounds, a value outside its bounds, a
+    /// response outside the model's support.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        kind: GlmKind,
+        x: Vec<f64>,
+        y: Vec<f64>,
+        bounds: Vec<(f64, f64)>,
+        y_bounds: (f64, f64),
+        prior_var: f64,
+        names: Vec<String>,
+    ) -> Result<Self> {
+        let p = bounds.len();
+        crate::error::check::positive("prior_var", prior_var)?;
+        crate::error::check::at_least_one("covariates", p)?;
+        if x.len() != y.len() * p || y.is_empty() {
+            return Err(Error::invalid(
+                "x",
+                x.len(),
+                format!("must hold n × p = {} × {p} values (and n ≥ 1)", y.len()),
+            ));
+        }
+        let dim = p + usize::from(kind == GlmKind::Linear);
+        crate::error::check::len("names", names.len(), dim)?;
+        for (i, &(lo, hi)) in bounds.iter().enumerate() {
+            if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+                return Err(Error::invalid(
+                    "bounds",
+                    format!("{lo}:{hi}"),
+                    format!("column `{}` needs finite bounds LO ≤ HI", names[i]),
+                ));
+            }
+        }
+        let (y_lo, y_hi) = y_bounds;
+        if !(y_lo.is_finite() && y_hi.is_finite() && y_lo <= y_hi) {
+            return Err(Error::invalid(
+                "bounds",
+                format!("{y_lo}:{y_hi}"),
+                "the response needs finite declared bounds LO ≤ HI",
+            ));
+        }
+        for (j, row) in x.chunks_exact(p).enumerate() {
+            for (i, (&v, &(lo, hi))) in row.iter().zip(&bounds).enumerate() {
+                if !(lo..=hi).contains(&v) {
+                    return Err(Error::InvalidData(format!(
+                        "column `{}` has the value {v} at row {j}, outside its declared bounds \
+                         [{lo}, {hi}]; widen the bounds or clamp the values",
+                        names[i]
+                    )));
+                }
+            }
+        }
+        for (j, &v) in y.iter().enumerate() {
+            let ok = match kind {
+                GlmKind::Logistic => v == 0.0 || v == 1.0,
+                GlmKind::Poisson => v >= 0.0 && v.fract() == 0.0 && v <= y_hi,
+                GlmKind::Linear => (y_lo..=y_hi).contains(&v),
+            };
+            if !ok {
+                return Err(Error::InvalidData(format!(
+                    "the response has the value {v} at row {j}: it must be {}",
+                    match kind {
+                        GlmKind::Logistic => "0 or 1".to_string(),
+                        GlmKind::Poisson => format!("a count in [0, {y_hi}] (the declared cap)"),
+                        GlmKind::Linear => format!("within its declared bounds [{y_lo}, {y_hi}]"),
+                    }
+                )));
+            }
+        }
+        let (lo, hi): (Vec<f64>, Vec<f64>) = bounds.into_iter().unzip();
+        let vertices = enumerate_vertices(&lo, &hi);
+        Ok(GlmData {
+            kind,
+            x,
+            y,
+            p,
+            lo,
+            hi,
+            y_lo,
+            y_hi,
+            prior_var,
+            names,
+            vertices,
+        })
+    }
+
+    /// The rows: covariates (row-major, `n × p`) and responses, as validated (and clamped).
+    pub fn rows(&self) -> (&[f64], &[f64]) {
+        (&self.x, &self.y)
+    }
+
+    /// Number of parameters.
+    pub fn dim(&self) -> usize {
+        self.p + usize::from(self.kind == GlmKind::Linear)
+    }
+
+    /// Number of rows (public under the substitution relation).
+    pub fn n_rows(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Parameter names.
+    pub fn param_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The model.
+    pub fn kind(&self) -> GlmKind {
+        self.kind
+    }
+
+    /// Prior variance of every parameter.
+    pub fn prior_var(&self) -> f64 {
+        self.prior_var
+    }
+
+    /// The **non-private** Laplace approximation of the posterior: the mode (Newton's method on
+    /// the exact sums) and the inverse of the information plus the prior precision there
+    /// (row-major `d × d`). It reads the raw data and is **not** covered by any privacy
+    /// guarantee: a reference for evaluations on data you may see, never a release.
+    ///
+    /// # Errors
+    /// Newton's method does not converge in 100 steps.
+    pub fn laplace_nonprivate(&self) -> Result<(Vec<f64>, Vec<f64>)> {
+        let d = self.dim();
+        let mut theta = self.public_start();
+        for _ in 0..100 {
+            let mut g = vec![0.0; d];
+            let mut h = DMatrix::zeros(d, d);
+            self.sums(&theta, &mut g, &mut h);
+            for i in 0..d {
+                g[i] -= theta[i] / self.prior_var;
+                h[(i, i)] += 1.0 / self.prior_var;
+            }
+            let chol = h.clone().cholesky().ok_or_else(|| Error::Numerical {
+                what: "non-private Laplace approximation",
+                reason: "the information is not positive definite on the Newton path".into(),
+            })?;
+            let mut step = chol.solve(&nalgebra::DVector::from_vec(g));
+            let big = step.amax();
+            if big > 1.0 {
+                step /= big;
+            }
+            for (t, s) in theta.iter_mut().zip(step.iter()) {
+                *t += s;
+            }
+            if big < 1e-10 {
+                let cov = chol.inverse();
+                return Ok((theta, cov.transpose().as_slice().to_vec()));
+            }
+        }
+        Err(Error::Numerical {
+            what: "non-private Laplace approximation",
+            reason: "Newton's method did not converge in 100 steps".into(),
+        })
+    }
+
+    /// The public start of the Newton path: 0, and for a linear model `ln σ` at a quarter of
+    /// the response's declared range.
+    pub(crate) fn public_start(&self) -> Vec<f64> {
+        let mut t = vec![0.0; self.dim()];
+        if self.kind == GlmKind::Linear {
+            t[self.p] = (0.25 * (self.y_hi - self.y_lo)).max(1e-8).ln();
+        }
+        t
+    }
+
+    /// The range of `vᵀβ` over the covariate box.
+    fn eta_range(&self, beta: &[f64]) -> (f64, f64) {
+        let mut range = (0.0, 0.0);
+        for ((&b, &lo), &hi) in beta.iter().zip(&self.lo).zip(&self.hi) {
+            let (a, c) = (b * lo, b * hi);
+            range.0 += a.min(c);
+            range.1 += a.max(c);
+        }
+        range
+    }
+
+    /// The Poisson cap `K` (the response's declared upper bound, at least 1).
+    fn cap(&self) -> f64 {
+        self.y_hi.max(1.0)
+    }
+
+    /// `max ‖M_{:, ..p} v‖` over the covariate box (`m` has `dim()` columns; only the first `p`
+    /// act on `v`): exact by vertex enumeration, or a triangle-inequality bound.
+    pub(crate) fn max_shaped_norm(&self, m: &DMatrix<f64>) -> f64 {
+        let p = self.p;
+        let rows = m.nrows();
+        match &self.vertices {
+            Some(vs) => {
+                let mut best: f64 = 0.0;
+                let mut mv = vec![0.0; rows];
+                for v in vs.chunks_exact(p) {
+                    mv.iter_mut().for_each(|x| *x = 0.0);
+                    for (i, &vi) in v.iter().enumerate() {
+                        if vi != 0.0 {
+                            for (r, out) in mv.iter_mut().enumerate() {
+                                *out += m[(r, i)] * vi;
+                            }
+                        }
+                    }
+                    best = best.max(mv.iter().map(|x| x * x).sum::<f64>());
+                }
+                best.sqrt()
+            }
+            None => {
+                // ‖M c + Σ t_i M e_i‖ ≤ ‖M c‖ + Σ half-width_i ‖M e_i‖ (c the box's centre)
+                let mut mc = vec![0.0; rows];
+                let mut spread = 0.0;
+                for i in 0..p {
+                    let c = 0.5 * (self.lo[i] + self.hi[i]);
+                    let half = 0.5 * (self.hi[i] - self.lo[i]);
+                    let col = m.column(i);
+                    for (r, out) in mc.iter_mut().enumerate() {
+                        *out += col[r] * c;
+                    }
+                    spread += half * col.norm();
+                }
+                mc.iter().map(|x| x * x).sum::<f64>().sqrt() + spread
+            }
+        }
+        // rounding: the callers scale the result up by a relative 1e-12
+    }
+
+    /// Sound bounds, over every row the declared bounds allow, of `‖A g_j(θ)‖` (the score
+    /// shaped by `a`) and of `‖B I_j(θ) Bᵀ‖_F` (the information shaped by `b`), and the factor
+    /// that turns the latter into the substitution sensitivity (`√2` for rank-one PSD terms,
+    /// 2 otherwise).
+    pub(crate) fn row_bounds(
+        &self,
+        theta: &[f64],
+        a: &DMatrix<f64>,
+        b: &DMatrix<f64>,
+    ) -> (f64, f64, f64) {
+        let up = 1.0 + 1e-12;
+        let (eta_lo, eta_hi) = self.eta_range(&theta[..self.p]);
+        match self.kind {
+            GlmKind::Logistic => {
+                // |y − σ(η)| ≤ max(σ, 1 − σ) = σ(|η|), largest at the η farthest from 0;
+                // σ(1 − σ) is largest at the η of the range closest to 0
+                let far = eta_lo.abs().max(eta_hi.abs());
+                let r = (1.0 / (1.0 + (-far).exp())).min(1.0);
+                let eta = if eta_lo <= 0.0 && eta_hi >= 0.0 {
+                    0.0
+                } else {
+                    eta_lo.abs().min(eta_hi.abs())
+                };
+                let s = 1.0 / (1.0 + (-eta).exp());
+                let w = (s * (1.0 - s)).min(0.25);
+                let nb = self.max_shaped_norm(b);
+                (
+                    r * self.max_shaped_norm(a) * up,
+                    w * nb * nb * up,
+                    std::f64::consts::SQRT_2,
+                )
+            }
+            GlmKind::Poisson => {
+                let k = self.cap();
+                let w = k.min(eta_hi.exp());
+                let nb = self.max_shaped_norm(b);
+                (
+                    k * self.max_shaped_norm(a) * up,
+                    w * nb * nb * up,
+                    std::f64::consts::SQRT_2,
+                )
+            }
+            GlmKind::Linear => {
+                let p = self.p;
+                let e = (-2.0 * theta[p]).exp();
+                let r = (self.y_hi - eta_lo).abs().max((self.y_lo - eta_hi).abs());
+                let a_beta = a.columns(0, p).into_owned();
+                let a_s = a.column(p).norm();
+                let ga =
+                    r * e * self.max_shaped_norm(&a_beta) + (r * r * e - 1.0).abs().max(1.0) * a_s;
+                let b_beta = b.columns(0, p).into_owned();
+                let b_s = b.column(p).norm();
+                let ba = self.max_shaped_norm(&b_beta) + 2.0 * r * b_s;
+                let hb = e * ba * ba + 2.0 * r * r * e * b_s * b_s;
+                (ga * up, hb * up, 2.0)
+            }
+        }
+    }
+
+    /// Adds `Σ_j g_j(θ)` to `grad` and `Σ_j I_j(θ)` (full `d × d`) to `info`.
+    pub(crate) fn sums(&self, theta: &[f64], grad: &mut [f64], info: &mut DMatrix<f64>) {
+        let (p, d) = (self.p, self.dim());
+        let k = self.cap();
+        let mut v = vec![0.0; d];
+        for (row, &y) in self.x.chunks_exact(p).zip(&self.y) {
+            let eta: f64 = row.iter().zip(theta).map(|(a, b)| a * b).sum();
+            // info = w v vᵀ (+ a correction on the s-s entry for the linear model)
+            let (r, w, extra) = match self.kind {
+                GlmKind::Logistic => {
+                    let s = 1.0 / (1.0 + (-eta).exp());
+                    (y - s, s * (1.0 - s), 0.0)
+                }
+                GlmKind::Poisson => {
+                    let mu = eta.exp();
+                    ((y - mu).clamp(-k, k), mu.min(k), 0.0)
+                }
+                GlmKind::Linear => {
+                    let e = (-2.0 * theta[p]).exp();
+                    let r = y - eta;
+                    grad[p] += r * r * e - 1.0;
+                    (r * e, e, -2.0 * r * r * e)
+                }
+            };
+            v[..p].copy_from_slice(row);
+            if self.kind == GlmKind::Linear {
+                v[p] = 2.0 * r / (-2.0 * theta[p]).exp();
+            }
+            for (g, xi) in grad.iter_mut().zip(row) {
+                *g += r * xi;
+            }
+            for a in 0..d {
+                let wa = w * v[a];
+                if wa == 0.0 {
+                    continue;
+                }
+                for b in a..d {
+                    info[(a, b)] += wa * v[b];
+                }
+            }
+            if extra != 0.0 {
+                info[(p, p)] += extra;
+            }
+        }
+        for a in 0..d {
+            for b in 0..a {
+                info[(a, b)] = info[(b, a)];
+            }
+        }
+    }
+}
+
+/// The vertices of the box (row-major), or `None` when more than [`MAX_VERTEX_COORDS`]
+/// coordinates are free.
+fn enumerate_vertices(lo: &[f64], hi: &[f64]) -> Option<Vec<f64>> {
+    let free: Vec<usize> = (0..lo.len()).filter(|&i| lo[i] < hi[i]).collect();
+    if free.len() > MAX_VERTEX_COORDS {
+        return None;
+    }
+    let p = lo.len();
+    let count = 1usize << free.len();
+    let mut out = Vec::with_capacity(count * p);
+    for mask in 0..count {
+        let mut v = lo.to_vec();
+        for (bit, &i) in free.iter().enumerate() {
+            if mask >> bit & 1 == 1 {
+                v[i] = hi[i];
+            }
+        }
+        out.extend(v);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(kind: GlmKind) -> GlmData {
+        let x = vec![1.0, 0.0, 2.0, 1.0, 1.0, -1.0, 1.0, 0.5, 0.0];
+        let y = match kind {
+            GlmKind::Logistic => vec![0.0, 1.0, 1.0],
+            GlmKind::Poisson => vec![0.0, 3.0, 7.0],
+            GlmKind::Linear => vec![0.5, -1.0, 2.0],
+        };
+        let names = (0..3 + usize::from(kind == GlmKind::Linear))
+            .map(|i| format!("t{i}"))
+            .collect();
+        GlmData::new(
+            kind,
+            x,
+            y,
+            vec![(1.0, 1.0), (0.0, 1.0), (-1.0, 2.0)],
+            match kind {
+                GlmKind::Logistic => (0.0, 1.0),
+                GlmKind::Poisson => (0.0, 8.0),
+                GlmKind::Linear => (-3.0, 3.0),
+            },
+            10.0,
+            names,
+        )
+        .unwrap()
+    }
+
+    /// The per-row bounds hold for random rows inside the box and random shapes: the
+    /// sensitivity is never below a row's own shaped norm (the bound the noise is charged for).
+    #[test]
+    fn row_bounds_cover_every_row_in_the_box() {
+        use rand::RngExt;
+        let mut rng = crate::rng::chain_rng(5, 0);
+        for kind in [GlmKind::Logistic, GlmKind::Poisson, GlmKind::Linear] {
+            let base = data(kind);
+            let d = base.dim();
+            for _ in 0..200 {
+                let theta: Vec<f64> = (0..d).map(|_| rng.random_range(-2.0..2.0)).collect();
+                let a = DMatrix::from_fn(d, d, |_, _| rng.random_range(-1.0..1.0));
+                let b = DMatrix::from_fn(d, d, |_, _| rng.random_range(-1.0..1.0));
+                let (bg, bh, _) = base.row_bounds(&theta, &a, &b);
+                // one random row in the box
+                let x = vec![
+                    1.0,
+                    rng.random_range(0.0..=1.0),
+                    rng.random_range(-1.0..=2.0),
+                ];
+                let y = match kind {
+                    GlmKind::Logistic => f64::from(rng.random_range(0..2u8)),
+                    GlmKind::Poisson => f64::from(rng.random_range(0..=8u8)),
+                    GlmKind::Linear => rng.random_range(-3.0..=3.0),
+                };
+                let one = GlmData {
+                    x,
+                    y: vec![y],
+                    ..base.clone()
+                };
+                let mut g = vec![0.0; d];
+                let mut h = DMatrix::zeros(d, d);
+                one.sums(&theta, &mut g, &mut h);
+                let ag = (&a * nalgebra::DVector::from_vec(g)).norm();
+                let bhb = (&b * &h * b.transpose()).norm();
+                assert!(ag <= bg, "{kind:?}: {ag} > {bg}");
+                assert!(bhb <= bh, "{kind:?}: {bhb} > {bh}");
+            }
+        }
+    }
+
+    /// The information sums equal finite differences of the score sums.
+    #[test]
+    fn information_is_minus_the_score_jacobian() {
+        for kind in [GlmKind::Logistic, GlmKind::Poisson, GlmKind::Linear] {
+            let data = data(kind);
+            let d = data.dim();
+            let theta: Vec<f64> = (0..d).map(|i| 0.1 * i as f64 - 0.1).collect();
+            let mut g0 = vec![0.0; d];
+            let mut h = DMatrix::zeros(d, d);
+            data.sums(&theta, &mut g0, &mut h);
+            for i in 0..d {
+                let mut t = theta.clone();
+                t[i] += 1e-6;
+                let mut g1 = vec![0.0; d];
+                data.sums(&t, &mut g1, &mut DMatrix::zeros(d, d));
+                for a in 0..d {
+                    let fd = -(g1[a] - g0[a]) / 1e-6;
+                    assert!(
+                        (fd - h[(a, i)]).abs() < 1e-4 * (1.0 + fd.abs()),
+                        "{kind:?} {a} {i}"
+                    );
+                }
+            }
+        }
+    }
+}

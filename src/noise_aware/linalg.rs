@@ -1,0 +1,101 @@
+//! Small dense linear algebra of the noise-aware model: `svec` (a symmetric matrix as a vector
+//! with the same Euclidean norm as its Frobenius norm) and functions of symmetric matrices.
+
+use nalgebra::DMatrix;
+
+/// `svec(S)`: the upper triangle row by row, off-diagonal entries times `√2`.
+pub(crate) fn svec(s: &DMatrix<f64>) -> Vec<f64> {
+    let d = s.nrows();
+    let mut out = Vec::with_capacity(d * (d + 1) / 2);
+    for a in 0..d {
+        for b in a..d {
+            let v = 0.5 * (s[(a, b)] + s[(b, a)]);
+            out.push(if a == b {
+                v
+            } else {
+                v * std::f64::consts::SQRT_2
+            });
+        }
+    }
+    out
+}
+
+/// The inverse of [`svec`].
+pub(crate) fn unsvec(v: &[f64], d: usize) -> DMatrix<f64> {
+    let mut s = DMatrix::zeros(d, d);
+    let mut k = 0;
+    for a in 0..d {
+        for b in a..d {
+            let x = if a == b {
+                v[k]
+            } else {
+                v[k] / std::f64::consts::SQRT_2
+            };
+            s[(a, b)] = x;
+            s[(b, a)] = x;
+            k += 1;
+        }
+    }
+    s
+}
+
+/// Which function of a symmetric positive definite matrix.
+#[derive(Clone, Copy)]
+pub(crate) enum SymFn {
+    Sqrt,
+    InvSqrt,
+}
+
+/// `f(S)` through the eigendecomposition (eigenvalues floored at `1e-300`).
+pub(crate) fn sym_fn(s: &DMatrix<f64>, f: SymFn) -> DMatrix<f64> {
+    let sym = (s + s.transpose()) * 0.5;
+    let eig = sym.symmetric_eigen();
+    let lam = eig.eigenvalues.map(|l| {
+        let l = l.max(1e-300);
+        match f {
+            SymFn::Sqrt => l.sqrt(),
+            SymFn::InvSqrt => 1.0 / l.sqrt(),
+        }
+    });
+    let out = &eig.eigenvectors * DMatrix::from_diagonal(&lam) * eig.eigenvectors.transpose();
+    (&out + out.transpose()) * 0.5
+}
+
+/// The `p × p` matrix of the linear map `svec(H) ↦ svec(B H Bᵀ)` (`p = d(d+1)/2`).
+pub(crate) fn congruence(b: &DMatrix<f64>) -> DMatrix<f64> {
+    let d = b.nrows();
+    let p = d * (d + 1) / 2;
+    let mut m = DMatrix::zeros(p, p);
+    let mut e = vec![0.0; p];
+    for k in 0..p {
+        e[k] = 1.0;
+        let h = unsvec(&e, d);
+        let col = svec(&(b * h * b.transpose()));
+        for (r, v) in col.into_iter().enumerate() {
+            m[(r, k)] = v;
+        }
+        e[k] = 0.0;
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn svec_keeps_the_frobenius_norm_and_inverts() {
+        let s = DMatrix::from_row_slice(3, 3, &[2.0, 1.0, -0.5, 1.0, 3.0, 0.25, -0.5, 0.25, 1.0]);
+        let v = svec(&s);
+        let n: f64 = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        assert!((n - s.norm()).abs() < 1e-12);
+        assert!((unsvec(&v, 3) - &s).norm() < 1e-12);
+        let r = sym_fn(&s, SymFn::Sqrt);
+        assert!((&r * &r - &s).norm() < 1e-10);
+        let b = DMatrix::from_row_slice(3, 3, &[1.0, 0.5, 0.0, 0.0, 2.0, 0.1, 0.3, 0.0, 1.0]);
+        let c = congruence(&b);
+        let want = svec(&(&b * &s * b.transpose()));
+        let got = &c * nalgebra::DVector::from_vec(v);
+        assert!(got.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-12));
+    }
+}

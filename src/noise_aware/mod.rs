@@ -1,0 +1,417 @@
+//! Noise-aware private inference: spend the budget on a few shaped private statistics, then
+//! sample the posterior of θ **given what was released**, with the DP noise modelled.
+//!
+//! A DP-MCMC chain pays for every step, so its path is bounded by the budget; on real data
+//! (tens of thousands of rows, ten parameters) it barely leaves its start and its spread says
+//! nothing about the noise. Here the private part is a handful of passes over the data: a DP
+//! Newton path of four rounds, each releasing the information and score sums with shapes
+//! chosen from earlier releases and sensitivities computed exactly over the declared bounds
+//! (`releases.rs`). The posterior is then post-processing (`posterior.rs`): the score
+//! releases near the mode are pooled, the true information is a latent variable with the
+//! information releases' noise modelled, and the joint posterior is sampled by several
+//! chains until R-hat ≤ 1.01 and the bulk ESS ≥ 400 on every parameter (no privacy cost).
+//!
+//! The method is a noise-aware Laplace approximation (Bernstein & Sheldon 2018, 2019, for the
+//! noise-aware idea; Kulkarni et al. 2021 for GLMs; the Laplace likelihood of the score near
+//! the mode): it is exact as `n` grows, and its approximation is that of the Laplace
+//! approximation at the mode (`docs/NOISE-AWARE.md` says where it fails).
+//!
+//! ```
+//! use dp_mcmc::noise_aware::{GlmData, GlmKind, NoiseAware};
+//! use rand::RngExt;
+//! # fn main() -> dp_mcmc::Result<()> {
+//! // 5 000 rows of a logistic regression with one covariate in [0, 1]
+//! let mut rng = dp_mcmc::rng::chain_rng(1, 0);
+//! let (mut x, mut y) = (Vec::new(), Vec::new());
+//! for _ in 0..5_000 {
+//!     let a: f64 = rng.random();
+//!     let p = 1.0 / (1.0 + (-(-0.5 + 1.5 * a)).exp());
+//!     x.extend([1.0, a]);
+//!     y.push(if rng.random::<f64>() < p { 1.0 } else { 0.0 });
+//! }
+//! let data = GlmData::new(GlmKind::Logistic, x, y, vec![(1.0, 1.0), (0.0, 1.0)], (0.0, 1.0),
+//!     10.0, vec!["intercept".into(), "a".into()])?;
+//! let fit = NoiseAware::new().epsilon(2.0).delta(1e-6).seed(7).run(&data)?;
+//! let privacy = fit.run.privacy.as_ref().unwrap();
+//! assert!(privacy.epsilon <= 2.0);
+//! assert_eq!(fit.run.rng.as_str(), "seeded"); // .seed(s): reproducible, not a DP release
+//! assert_eq!(fit.report.rounds.len(), 4);
+//! // bad input is a typed error naming the setting
+//! assert!(NoiseAware::new().epsilon(-1.0).delta(1e-6).run(&data).is_err());
+//! # Ok(()) }
+//! ```
+
+mod data;
+mod linalg;
+mod posterior;
+mod releases;
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+pub use data::{GlmData, GlmKind};
+pub use posterior::POOLED_ROUNDS;
+pub use releases::{Release, Round, SCHEDULE, release_information, release_score};
+
+use crate::accounting::PrivacyEvent;
+use crate::auto::gaussian_budget;
+use crate::error::{Error, Result, check};
+use crate::noise::RngMode;
+use crate::rng::{ChainRng, chain_rng};
+use crate::samplers::{
+    ChainTrace, EarlierRelease, Ledger, LedgerPart, PrivacySpent, Run, StepInfo,
+};
+
+/// Stream of the releases (chain `i`'s posterior sampling uses stream `i`).
+const RELEASE_STREAM: u64 = 1 << 42;
+
+/// Builder of a noise-aware fit (see the [module docs](self)).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NoiseAware {
+    /// ε of the whole analysis.
+    pub epsilon: f64,
+    /// δ of the whole analysis.
+    pub delta: f64,
+    /// Chains of the posterior sampler (default 4).
+    pub chains: usize,
+    /// Draws per chain to start with (default 1000); doubled until R-hat ≤ 1.01 and bulk ESS ≥
+    /// 400 on every parameter, up to [`NoiseAware::max_draws`].
+    pub draws: usize,
+    /// Most draws per chain (default 64 000).
+    pub max_draws: usize,
+    /// Warm-up steps per chain, discarded (default 200).
+    pub warmup: usize,
+    /// Seed of a reproducible research run (`None`, default: the releases' noise from OS
+    /// entropy; a seeded run is **not** a DP release).
+    pub seed: Option<u64>,
+    /// `μ` shares per round, `(information, score)` (default [`SCHEDULE`]).
+    pub schedule: Vec<(f64, f64)>,
+}
+
+impl Default for NoiseAware {
+    fn default() -> Self {
+        NoiseAware {
+            epsilon: f64::NAN,
+            delta: f64::NAN,
+            chains: 4,
+            draws: 1000,
+            max_draws: 64_000,
+            warmup: 200,
+            seed: None,
+            schedule: SCHEDULE.to_vec(),
+        }
+    }
+}
+
+/// What a noise-aware fit released and how its posterior was sampled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NoiseAwareReport {
+    /// The model.
+    pub model: GlmKind,
+    /// Total Gaussian `μ` of the budget ([`gaussian_budget`]).
+    pub mu_total: f64,
+    /// Every round's releases.
+    pub rounds: Vec<Round>,
+    /// The rounds pooled in the likelihood (0-based).
+    pub pooled: Vec<usize>,
+    /// The path's final point (post-processing of the releases).
+    pub final_point: Vec<f64>,
+    /// Whitened length of the last Newton step: small (≲ 1) when the path reached the mode's
+    /// quadratic region.
+    pub last_step_whitened: f64,
+    /// Share of accepted information proposals per chain.
+    pub acceptance: Vec<f64>,
+    /// Draws per chain kept.
+    pub draws_per_chain: usize,
+    /// Share of information proposals that had to be floored (none of 200 draws from the
+    /// releases' Gaussian was positive definite): 0 when the releases determine a positive
+    /// definite information; above 0 the posterior is an approximation (a floored prior on the
+    /// information's weakest directions), too noisy to trust at this budget.
+    pub floored_share: f64,
+    /// Largest R-hat over the parameters.
+    pub max_rhat: f64,
+    /// Smallest bulk ESS over the parameters.
+    pub min_ess_bulk: f64,
+}
+
+/// A finished noise-aware fit: the draws as a [`Run`] (with its ledger) and the report.
+#[derive(Clone, Debug)]
+pub struct NoiseAwareFit {
+    /// Draws of θ (one trace per chain), privacy ledger, random source.
+    pub run: Run,
+    /// What was released and how the posterior was sampled.
+    pub report: NoiseAwareReport,
+}
+
+impl std::fmt::Display for NoiseAwareFit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "noise-aware {:?} fit: {} rounds released, rounds {:?} pooled; {} chains × {} draws, \
+             max R-hat {:.4}, min bulk ESS {:.0}",
+            self.report.model,
+            self.report.rounds.len(),
+            self.report.pooled,
+            self.run.chains.len(),
+            self.report.draws_per_chain,
+            self.report.max_rhat,
+            self.report.min_ess_bulk
+        )?;
+        write!(f, "{}", self.run)
+    }
+}
+
+impl NoiseAware {
+    /// The defaults; set `.epsilon(e).delta(d)`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// ε of the whole analysis.
+    #[must_use]
+    pub fn epsilon(mut self, e: f64) -> Self {
+        self.epsilon = e;
+        self
+    }
+    /// δ of the whole analysis.
+    #[must_use]
+    pub fn delta(mut self, d: f64) -> Self {
+        self.delta = d;
+        self
+    }
+    /// Chains of the posterior sampler.
+    #[must_use]
+    pub fn chains(mut self, c: usize) -> Self {
+        self.chains = c;
+        self
+    }
+    /// Seed every random draw (reproducible research; **not** a DP release).
+    #[must_use]
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = Some(s);
+        self
+    }
+    /// `μ` shares per round, `(information, score)`, adding up to at most 1.
+    #[must_use]
+    pub fn schedule(mut self, s: Vec<(f64, f64)>) -> Self {
+        self.schedule = s;
+        self
+    }
+
+    fn validate(&self) -> Result<()> {
+        check::positive("epsilon", self.epsilon).map_err(|_| {
+            Error::invalid(
+                "epsilon",
+                self.epsilon,
+                "set `.epsilon(e)` to the budget of the whole analysis (e > 0)",
+            )
+        })?;
+        check::delta("delta", self.delta)?;
+        check::at_least_one("chains", self.chains)?;
+        check::at_least_one("draws", self.draws)?;
+        if self.schedule.len() < 2 {
+            return Err(Error::invalid(
+                "schedule",
+                self.schedule.len(),
+                "needs at least two rounds (one to reach the mode, one there)",
+            ));
+        }
+        let total: f64 = self.schedule.iter().map(|(a, b)| a + b).sum();
+        if !(total <= 1.0 + 1e-12) || self.schedule.iter().any(|&(a, b)| !(a > 0.0 && b > 0.0)) {
+            return Err(Error::invalid(
+                "schedule",
+                total,
+                "every share must be positive and all of them add up to at most 1",
+            ));
+        }
+        Ok(())
+    }
+
+    fn rng(&self, stream: u64) -> Result<ChainRng> {
+        match self.seed {
+            Some(s) => Ok(chain_rng(s, stream)),
+            None => crate::noise::os_chain_rng(),
+        }
+    }
+
+    /// The private releases, then the posterior given them.
+    ///
+    /// # Errors
+    /// Invalid settings; releases too noisy for a positive definite information at this
+    /// budget; a model that leaves the finite range on the Newton path.
+    pub fn run(&self, data: &GlmData) -> Result<NoiseAwareFit> {
+        self.validate()?;
+        let t0 = Instant::now();
+        let d = data.dim();
+        let mu_total = gaussian_budget(self.epsilon, self.delta)?;
+        let mut rng = self.rng(RELEASE_STREAM)?;
+        let path = releases::newton_path(data, mu_total, &self.schedule, &mut rng)?;
+        let pooled = posterior::pooled_rounds(&path.rounds);
+        let post = posterior::NoiseAwarePosterior::new(&path.rounds, &pooled, data.prior_var)?;
+        let last_step_whitened = {
+            let last = &path.rounds[path.rounds.len() - 1].theta;
+            let diff = nalgebra::DVector::from_iterator(
+                d,
+                path.final_theta.iter().zip(last).map(|(a, b)| a - b),
+            );
+            (diff.transpose() * &path.final_curv * &diff)[(0, 0)].sqrt()
+        };
+        let mut draws = self.draws;
+        let (chains, max_rhat, min_ess) = loop {
+            let rngs: Vec<ChainRng> = (0..self.chains as u64)
+                .map(|i| self.rng(i))
+                .collect::<Result<_>>()?;
+            let chains: Vec<posterior::ChainDraws> = rngs
+                .into_par_iter()
+                .map(|mut r| post.chain(self.warmup, draws, &mut r))
+                .collect::<Result<_>>()?;
+            let (rhat, ess) = convergence(&chains, d)?;
+            if (rhat <= 1.01 && ess >= 400.0) || draws * 2 > self.max_draws {
+                break (chains, rhat, ess);
+            }
+            draws *= 2;
+        };
+        let floored_share = chains.iter().map(|c| c.floored).sum::<usize>() as f64
+            / chains
+                .iter()
+                .map(|c| c.accepted.len() + self.warmup + 1)
+                .sum::<usize>() as f64;
+        let acceptance = chains
+            .iter()
+            .map(|c| c.accepted.iter().filter(|a| **a).count() as f64 / c.accepted.len() as f64)
+            .collect();
+        let traces: Vec<ChainTrace> = chains
+            .into_iter()
+            .map(|c| ChainTrace {
+                start: c.start,
+                stats: c
+                    .accepted
+                    .iter()
+                    .map(|&accepted| StepInfo {
+                        accepted,
+                        ..StepInfo::default()
+                    })
+                    .collect(),
+                draws: c.draws,
+                wall_seconds: 0.0,
+                stopped_early: false,
+                thin: 1,
+                totals: None,
+                warmup: 0,
+                step_scale: 1.0,
+            })
+            .collect();
+        let privacy = self.ledger(&path.rounds, mu_total)?;
+        let report = NoiseAwareReport {
+            model: data.kind,
+            mu_total,
+            rounds: path.rounds,
+            pooled,
+            final_point: path.final_theta,
+            last_step_whitened,
+            acceptance,
+            draws_per_chain: draws,
+            floored_share,
+            max_rhat,
+            min_ess_bulk: min_ess,
+        };
+        let run = Run {
+            algorithm: "noise-aware".into(),
+            param_names: data.names.clone(),
+            n_rows: data.n_rows(),
+            iterations: draws,
+            warmup: 0,
+            chains: traces,
+            privacy: Some(privacy),
+            seed: self.seed.unwrap_or(0),
+            rng: if self.seed.is_some() {
+                RngMode::Seeded
+            } else {
+                RngMode::Secure
+            },
+            settings: serde_json::to_value(self).unwrap_or(serde_json::Value::Null),
+            wall_seconds: t0.elapsed().as_secs_f64(),
+            version: env!("CARGO_PKG_VERSION"),
+            auto: None,
+        };
+        Ok(NoiseAwareFit { run, report })
+    }
+
+    /// The ledger: one part per release, shares in proportion to each release's Gaussian `μ`
+    /// (exact: the composition of Gaussian mechanisms is the Gaussian mechanism with the summed
+    /// `μ`), the run's (ε, δ) from the composed event.
+    fn ledger(&self, rounds: &[Round], mu_total: f64) -> Result<PrivacySpent> {
+        let mut before = Vec::new();
+        let mut events = Vec::new();
+        for (k, r) in rounds.iter().enumerate() {
+            for (what, z) in [
+                ("information", r.info_noise_multiplier),
+                ("score", r.score_noise_multiplier),
+            ] {
+                let event = PrivacyEvent::gaussian(z);
+                events.push(event.clone());
+                before.push(EarlierRelease {
+                    part: format!("round {} {what}", k + 1),
+                    releases: 1,
+                    event,
+                });
+            }
+        }
+        let total = PrivacyEvent::compose(events);
+        let mu_spent: f64 = before
+            .iter()
+            .map(|b| b.event.gaussian_mu().unwrap_or(f64::INFINITY))
+            .sum();
+        if !(mu_spent <= mu_total * (1.0 + 1e-9)) {
+            return Err(Error::Numerical {
+                what: "noise-aware ledger",
+                reason: format!("spent μ = {mu_spent} above the budget's {mu_total}"),
+            });
+        }
+        let epsilon = if mu_spent >= mu_total {
+            self.epsilon
+        } else {
+            crate::accounting::pld_epsilon(mu_spent, self.delta)?.min(self.epsilon)
+        };
+        let parts = before
+            .iter()
+            .map(|b| LedgerPart {
+                part: b.part.clone(),
+                epsilon_share: epsilon * b.event.gaussian_mu().unwrap_or(0.0) / mu_spent,
+                releases: b.releases,
+                event: b.event.clone(),
+            })
+            .collect();
+        Ok(PrivacySpent {
+            epsilon,
+            delta: self.delta,
+            per_chain: false,
+            accountant: "ADP".into(),
+            ledger: Ledger {
+                total: Some(total),
+                before,
+                parts,
+                ..Ledger::default()
+            },
+        })
+    }
+}
+
+/// Largest rank-normalised R-hat and smallest bulk ESS over the parameters.
+fn convergence(chains: &[posterior::ChainDraws], d: usize) -> Result<(f64, f64)> {
+    let mut max_rhat: f64 = 0.0;
+    let mut min_ess = f64::INFINITY;
+    for i in 0..d {
+        let cols: Vec<Vec<f64>> = chains
+            .iter()
+            .map(|c| c.draws.iter().skip(i).step_by(d).copied().collect())
+            .collect();
+        let refs: Vec<&[f64]> = cols.iter().map(Vec::as_slice).collect();
+        let rhat = crate::diagnostics::rhat(&refs)?.unwrap_or(f64::INFINITY);
+        let ess = crate::diagnostics::ess_bulk(&refs)?.unwrap_or(0.0);
+        max_rhat = max_rhat.max(rhat);
+        min_ess = min_ess.min(ess);
+    }
+    Ok((max_rhat, min_ess))
+}

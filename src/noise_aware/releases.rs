@@ -1,0 +1,404 @@
+//! The private part of a noise-aware fit: a DP Newton path of shaped Gaussian releases.
+//!
+//! Round `k` at the public point `θ_k` (the origin, or the previous round's Newton step)
+//! releases two statistics, each with Gaussian noise of standard deviation `Δ·z` (`Δ` the
+//! substitution sensitivity over every row the declared bounds allow, `z` the round's noise
+//! multiplier from the budget schedule):
+//!
+//! 1. the **information** sum `B (Σ_j I_j) Bᵀ` in `svec` form (off-diagonals times `√2`, so the
+//!    Euclidean norm is the Frobenius norm), with `B = (Î_{k−1} + P)^{−½}` the inverse square
+//!    root of the previous round's released information plus the prior precision (round 0:
+//!    `B = I`): whitening makes the noise relative to each direction's own curvature;
+//! 2. the **score** sum `A Σ_j g_j`, with `A` chosen from the released information (a matrix
+//!    mechanism: the noise `A⁻¹ξ` in score space is shaped so that the posterior's variance
+//!    inflation, averaged over the parameters, is small for the box's worst-case rows).
+//!
+//! `A` and `B` are functions of earlier releases and public bounds (post-processing), and the
+//! sensitivities are exact over the declared box (vertex enumeration, `data.rs`), so no row is
+//! clipped except Poisson rows past the declared cap. The next point is the Newton step
+//! `θ_{k+1} = θ_k + (Î_k + P)⁻¹ (ĝ_k + ∇ ln p(θ_k))` with eigenvalues floored at the noise's
+//! scale and, for Poisson, the change of `η` over the box capped at 2 per round.
+
+use nalgebra::{DMatrix, DVector};
+use rand_distr::{Distribution, StandardNormal};
+use serde::{Deserialize, Serialize};
+
+use super::data::{GlmData, GlmKind};
+use super::linalg::{SymFn, svec, sym_fn, unsvec};
+use crate::error::{Error, Result};
+use crate::rng::ChainRng;
+
+/// One round's two releases and what they were made with (all public after the release).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// The public point the statistics were computed at.
+    pub theta: Vec<f64>,
+    /// Shape of the information release (`d × d`, row-major).
+    pub info_shape: Vec<f64>,
+    /// Released shaped information, `svec` form (length `d(d+1)/2`).
+    pub info_release: Vec<f64>,
+    /// Standard deviation of each entry's noise (`Δ_I · z_I`).
+    pub info_noise_sd: f64,
+    /// Substitution sensitivity of the information release.
+    pub info_sensitivity: f64,
+    /// Noise multiplier of the information release.
+    pub info_noise_multiplier: f64,
+    /// Shape of the score release (`d × d`, row-major).
+    pub score_shape: Vec<f64>,
+    /// Released shaped score sum.
+    pub score_release: Vec<f64>,
+    /// Standard deviation of each entry's noise (`Δ_g · z_g`).
+    pub score_noise_sd: f64,
+    /// Substitution sensitivity of the score release.
+    pub score_sensitivity: f64,
+    /// Noise multiplier of the score release.
+    pub score_noise_multiplier: f64,
+}
+
+/// Shares of the run's Gaussian `μ` per round: `(information, score)`. Fixed public rule:
+/// cheap early rounds to reach the quadratic region, most of the budget on the last two
+/// (pooled) rounds, the score's largest share last.
+pub const SCHEDULE: [(f64, f64); 4] = [(0.03, 0.03), (0.05, 0.07), (0.15, 0.12), (0.20, 0.35)];
+
+/// The path's releases and where it ended.
+pub(crate) struct Path {
+    pub rounds: Vec<Round>,
+    /// The point after the last Newton step (post-processing).
+    pub final_theta: Vec<f64>,
+    /// The last round's curvature (released information made positive definite, plus the
+    /// prior precision).
+    pub final_curv: DMatrix<f64>,
+}
+
+/// The releases of the path: `schedule` gives each round's `μ` shares (summing to at most 1)
+/// of `mu_total` (Gaussian `μ = Σ 1/(2z²)`).
+pub(crate) fn newton_path(
+    data: &GlmData,
+    mu_total: f64,
+    schedule: &[(f64, f64)],
+    rng: &mut ChainRng,
+) -> Result<Path> {
+    let d = data.dim();
+    let prior_prec = DMatrix::<f64>::identity(d, d) / data.prior_var;
+    let mut theta = data.public_start();
+    let mut b = DMatrix::<f64>::identity(d, d);
+    let mut rounds = Vec::with_capacity(schedule.len());
+    let mut final_curv = prior_prec.clone();
+    for &(share_i, share_g) in schedule {
+        let z_i = noise_multiplier(share_i * mu_total)?;
+        let z_g = noise_multiplier(share_g * mu_total)?;
+        let mut grad = vec![0.0; d];
+        let mut info = DMatrix::<f64>::zeros(d, d);
+        data.sums(&theta, &mut grad, &mut info);
+        if grad.iter().any(|g| !g.is_finite()) || info.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Model(
+                "the score or information left the finite range on the Newton path; rescale \
+                 the covariates (e.g. to [0, 1]) or narrow their declared bounds"
+                    .into(),
+            ));
+        }
+        let info_rel = release_information(data, &theta, &b, z_i, rng)?;
+        let (rel_i, sd_i, sens_i) = (info_rel.values, info_rel.noise_sd, info_rel.sensitivity);
+        let b_inv = b.clone().try_inverse().ok_or_else(singular)?;
+        let released = unsvec(&rel_i, d);
+        let info_hat = &b_inv * released * b_inv.transpose();
+        let floor = sd_i * (d as f64).sqrt();
+        // the curvature the next shapes and the step use: released information, made
+        // positive definite at the noise's scale (in the whitened frame)
+        let curv = project_pd(&info_hat, &b, floor) + &prior_prec;
+        // score release, shaped by A
+        let a = score_shape(data, &theta, &curv)?;
+        let score_rel = release_score(data, &theta, &a, z_g, rng)?;
+        let (rel_g, sd_g, sens_g) = (score_rel.values, score_rel.noise_sd, score_rel.sensitivity);
+        rounds.push(Round {
+            theta: theta.clone(),
+            info_shape: row_major(&b),
+            info_release: rel_i,
+            info_noise_sd: sd_i,
+            info_sensitivity: sens_i,
+            info_noise_multiplier: z_i,
+            score_shape: row_major(&a),
+            score_release: rel_g.clone(),
+            score_noise_sd: sd_g,
+            score_sensitivity: sens_g,
+            score_noise_multiplier: z_g,
+        });
+        // post-processing: the Newton step and the next round's shape
+        let a_inv = a.clone().try_inverse().ok_or_else(singular)?;
+        let score = &a_inv * DVector::from_vec(rel_g);
+        let prior_grad = DVector::from_iterator(d, theta.iter().map(|t| -t / data.prior_var));
+        let step = curv
+            .clone()
+            .cholesky()
+            .ok_or_else(singular)?
+            .solve(&(score + prior_grad));
+        let step = trust_region(data, step);
+        for (t, s) in theta.iter_mut().zip(step.iter()) {
+            *t += s;
+        }
+        if theta.iter().any(|t| !t.is_finite()) {
+            return Err(Error::Model(
+                "the DP Newton path left the finite range; rescale the covariates".into(),
+            ));
+        }
+        b = sym_fn(&curv, SymFn::InvSqrt);
+        final_curv = curv;
+    }
+    Ok(Path {
+        rounds,
+        final_theta: theta,
+        final_curv,
+    })
+}
+
+/// One Gaussian release: the noisy values, the noise's standard deviation and the
+/// substitution sensitivity it is calibrated to (`noise_sd = sensitivity × noise multiplier`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Release {
+    /// The released values.
+    pub values: Vec<f64>,
+    /// Standard deviation of each value's noise.
+    pub noise_sd: f64,
+    /// Substitution sensitivity (L2) over every row the declared bounds allow.
+    pub sensitivity: f64,
+}
+
+/// Releases `svec(B (Σ_j I_j(θ)) Bᵀ)` with Gaussian noise of standard deviation `Δ·z`, `Δ` the
+/// substitution sensitivity over the declared bounds (`√2·max‖B I_j Bᵀ‖_F` for the rank-one
+/// information of logistic and Poisson rows, twice it for linear rows). `theta` and `b` must
+/// be public (data-independent or earlier releases).
+///
+/// # Errors
+/// A noise multiplier that is not positive and finite.
+pub fn release_information(
+    data: &GlmData,
+    theta: &[f64],
+    b: &DMatrix<f64>,
+    z: f64,
+    rng: &mut ChainRng,
+) -> Result<Release> {
+    let z = crate::error::check::positive("noise multiplier", z)?;
+    let d = data.dim();
+    let mut grad = vec![0.0; d];
+    let mut info = DMatrix::<f64>::zeros(d, d);
+    data.sums(theta, &mut grad, &mut info);
+    let (_, bound, factor) = data.row_bounds(theta, &DMatrix::identity(d, d), b);
+    let sensitivity = factor * bound;
+    Ok(noisy(
+        svec(&(b * &info * b.transpose())),
+        sensitivity,
+        z,
+        rng,
+    ))
+}
+
+/// `values` plus Gaussian noise of standard deviation `sensitivity × z` each.
+fn noisy(mut values: Vec<f64>, sensitivity: f64, z: f64, rng: &mut ChainRng) -> Release {
+    let noise_sd = sensitivity * z;
+    for v in values.iter_mut() {
+        let e: f64 = StandardNormal.sample(rng);
+        *v += noise_sd * e;
+    }
+    Release {
+        values,
+        noise_sd,
+        sensitivity,
+    }
+}
+
+/// Releases `A Σ_j g_j(θ)` with Gaussian noise of standard deviation `Δ·z`, `Δ = 2·max‖A g_j‖`
+/// over every row the declared bounds allow (substitution). `theta` and `a` must be public.
+///
+/// # Errors
+/// A noise multiplier that is not positive and finite.
+pub fn release_score(
+    data: &GlmData,
+    theta: &[f64],
+    a: &DMatrix<f64>,
+    z: f64,
+    rng: &mut ChainRng,
+) -> Result<Release> {
+    let z = crate::error::check::positive("noise multiplier", z)?;
+    let d = data.dim();
+    let mut grad = vec![0.0; d];
+    let mut info = DMatrix::<f64>::zeros(d, d);
+    data.sums(theta, &mut grad, &mut info);
+    let (bound, _, _) = data.row_bounds(theta, a, &DMatrix::identity(d, d));
+    let sensitivity = 2.0 * bound;
+    let noise_sd = sensitivity * z;
+    let mut values: Vec<f64> = (a * DVector::from_column_slice(&grad))
+        .iter()
+        .copied()
+        .collect();
+    for v in values.iter_mut() {
+        let e: f64 = StandardNormal.sample(rng);
+        *v += noise_sd * e;
+    }
+    Ok(Release {
+        values,
+        noise_sd,
+        sensitivity,
+    })
+}
+
+/// The noise multiplier of a Gaussian release costing `mu` (`μ = 1/(2z²)`).
+pub(crate) fn noise_multiplier(mu: f64) -> Result<f64> {
+    if !(mu.is_finite() && mu > 0.0) {
+        return Err(Error::invalid(
+            "schedule",
+            mu,
+            "every release needs a positive share of the budget",
+        ));
+    }
+    Ok((1.0 / (2.0 * mu)).sqrt())
+}
+
+fn singular() -> Error {
+    Error::Numerical {
+        what: "noise-aware releases",
+        reason: "a shaping matrix is singular; check that no covariate is constant apart \
+                 from the intercept and that the declared bounds have positive width"
+            .into(),
+    }
+}
+
+/// `m` row-major.
+pub(crate) fn row_major(m: &DMatrix<f64>) -> Vec<f64> {
+    m.transpose().as_slice().to_vec()
+}
+
+/// `info` made positive definite: in the frame whitened by `b`, eigenvalues below `floor`
+/// are raised to it.
+pub(crate) fn project_pd(info: &DMatrix<f64>, b: &DMatrix<f64>, floor: f64) -> DMatrix<f64> {
+    let w = b * info * b.transpose();
+    let w = (&w + w.transpose()) * 0.5;
+    let eig = w.symmetric_eigen();
+    let lam = eig.eigenvalues.map(|l| l.max(floor));
+    let w = &eig.eigenvectors * DMatrix::from_diagonal(&lam) * eig.eigenvectors.transpose();
+    let b_inv = b
+        .clone()
+        .try_inverse()
+        .unwrap_or_else(|| DMatrix::identity(b.nrows(), b.nrows()));
+    let out = &b_inv * w * b_inv.transpose();
+    (&out + out.transpose()) * 0.5
+}
+
+/// Caps a Poisson step so that `η` changes by at most 2 on every row the box allows (the
+/// exponential's curvature changes fast; public rule). Other models step freely.
+fn trust_region(data: &GlmData, step: DVector<f64>) -> DVector<f64> {
+    if data.kind != GlmKind::Poisson {
+        return step;
+    }
+    let m = DMatrix::from_row_slice(1, data.dim(), step.as_slice());
+    let change = data.max_shaped_norm(&m);
+    if change > 2.0 {
+        step * (2.0 / change)
+    } else {
+        step
+    }
+}
+
+/// The score release's shape `A`, chosen among candidates by the predicted mean variance
+/// inflation `mean_i [C⁻¹ Σ_A C⁻¹]_ii / [C⁻¹]_ii` (`C` the curvature, `Σ_A = Δ(A)² (AᵀA)⁻¹` the
+/// noise in score space per unit noise multiplier) at the box's worst case: whitening
+/// `C^{−½}`, the identity, `C^{½}`, and the closed-form optimum of the average-case problem
+/// (`AᵀA ∝ S^{−½}(S^{½} K S^{½})^{½} S^{−½}`, `K = C⁻¹ D C⁻¹`, `D = diag(C⁻¹)⁻¹`, `S` the
+/// vertices' second moment), each also with its columns balanced.
+fn score_shape(data: &GlmData, theta: &[f64], curv: &DMatrix<f64>) -> Result<DMatrix<f64>> {
+    let d = data.dim();
+    let cov = curv.clone().cholesky().ok_or_else(singular)?.inverse();
+    let dinv = DMatrix::from_diagonal(&cov.diagonal().map(|v| 1.0 / v.max(f64::MIN_POSITIVE)));
+    let k = &cov * &dinv * &cov;
+    let objective = |a: &DMatrix<f64>| -> f64 {
+        let Some(a_inv) = a.clone().try_inverse() else {
+            return f64::INFINITY;
+        };
+        let (bg, _, _) = data.row_bounds(theta, a, &DMatrix::identity(d, d));
+        let sigma = &a_inv * a_inv.transpose() * (bg * bg);
+        let infl = &cov * sigma * &cov;
+        (0..d).map(|i| infl[(i, i)] / cov[(i, i)]).sum::<f64>() / d as f64
+    };
+    let mut candidates = vec![
+        sym_fn(curv, SymFn::InvSqrt),
+        DMatrix::identity(d, d),
+        sym_fn(curv, SymFn::Sqrt),
+    ];
+    if let Some(s) = second_moment(data) {
+        let s_half = sym_fn(&s, SymFn::Sqrt);
+        let s_inv_half = sym_fn(&s, SymFn::InvSqrt);
+        let inner = sym_fn(&(&s_half * &k * &s_half), SymFn::Sqrt);
+        let q = &s_inv_half * inner * &s_inv_half;
+        candidates.push(sym_fn(&q, SymFn::Sqrt));
+    }
+    let mut best = (f64::INFINITY, DMatrix::identity(d, d));
+    for c in candidates {
+        for a in [c.clone(), balance(&c, data)] {
+            let v = objective(&a);
+            if v < best.0 {
+                best = (v, a);
+            }
+        }
+    }
+    Ok(best.1)
+}
+
+/// `a` with each row rescaled so that the worst-case row norms are balanced across the
+/// release's coordinates (a diagonal left factor: `D a`).
+fn balance(a: &DMatrix<f64>, data: &GlmData) -> DMatrix<f64> {
+    let d = a.nrows();
+    let mut out = a.clone();
+    for r in 0..d {
+        let row = DMatrix::from_row_slice(1, a.ncols(), a.row(r).clone_owned().as_slice());
+        let n = data.max_shaped_norm(&pad(&row, data.dim()));
+        if n > 0.0 && n.is_finite() {
+            out.row_mut(r).scale_mut(1.0 / n);
+        }
+    }
+    out
+}
+
+fn pad(row: &DMatrix<f64>, cols: usize) -> DMatrix<f64> {
+    let mut m = DMatrix::zeros(1, cols);
+    for c in 0..row.ncols().min(cols) {
+        m[(0, c)] = row[(0, c)];
+    }
+    m
+}
+
+/// Second moment of the box's worst-case score directions (`E vvᵀ` over the box's vertices, the
+/// linear model's `ln σ` coordinate with weight 1), or `None` if there are too many vertices.
+fn second_moment(data: &GlmData) -> Option<DMatrix<f64>> {
+    let d = data.dim();
+    let p = data.p;
+    let mut s = DMatrix::<f64>::zeros(d, d);
+    let free = (0..p).filter(|&i| data.lo[i] < data.hi[i]).count();
+    if free > 12 {
+        return None;
+    }
+    let mut count = 0.0;
+    for mask in 0..1usize << free {
+        let mut v = vec![0.0; d];
+        let mut bit = 0;
+        for i in 0..p {
+            v[i] = if data.lo[i] < data.hi[i] {
+                let hi = mask >> bit & 1 == 1;
+                bit += 1;
+                if hi { data.hi[i] } else { data.lo[i] }
+            } else {
+                data.lo[i]
+            };
+        }
+        if d > p {
+            v[p] = 1.0;
+        }
+        for a in 0..d {
+            for b in 0..d {
+                s[(a, b)] += v[a] * v[b];
+            }
+        }
+        count += 1.0;
+    }
+    s /= count;
+    s += DMatrix::identity(d, d) * (1e-9 * s.trace() / d as f64);
+    Some(s)
+}
