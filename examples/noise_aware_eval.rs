@@ -139,5 +139,3 @@ fn main() -> dp_mcmc::Result<()> {
     }
     Ok(())
 }
-#[allow(dead_code)]
-fn unused() {}

@@ -51,7 +51,9 @@ mod tests;
 
 use std::sync::{Arc, Mutex};
 
-pub use adaptive::{AUTO_MAX_NX, AUTO_REFINEMENTS, GridAnswer};
+pub use adaptive::{
+    AUTO_MAX_NX, AUTO_REFINEMENTS, CONVERGENCE_TOLERANCE, DELTA_ROUNDOFF, GridAnswer,
+};
 pub use pld::FourierPld;
 
 use crate::error::{Error, Result, check};
