@@ -119,8 +119,8 @@ fn substituting_a_row_moves_each_statistic_by_at_most_its_sensitivity() {
             // a neighbour: row 0 replaced by a vertex (even trials) or a random row
             let mut x: Vec<f64> = (0..50 * 3).map(|k| data_x(&data, k)).collect();
             let mut y: Vec<f64> = (0..50).map(|j| data_y(&data, j)).collect();
-            for c in 1..3 {
-                x[c] = if trial % 2 == 0 {
+            for xc in x.iter_mut().take(3).skip(1) {
+                *xc = if trial % 2 == 0 {
                     f64::from(rng.random_range(0..2u8))
                 } else {
                     rng.random()

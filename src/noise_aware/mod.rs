@@ -218,7 +218,10 @@ impl NoiseAware {
             ));
         }
         let total: f64 = self.schedule.iter().map(|(a, b)| a + b).sum();
-        if !(total <= 1.0 + 1e-12) || self.schedule.iter().any(|&(a, b)| !(a > 0.0 && b > 0.0)) {
+        if total.is_nan()
+            || total > 1.0 + 1e-12
+            || self.schedule.iter().any(|&(a, b)| !(a > 0.0 && b > 0.0))
+        {
             return Err(Error::invalid(
                 "schedule",
                 total,
@@ -363,7 +366,7 @@ impl NoiseAware {
             .iter()
             .map(|b| b.event.gaussian_mu().unwrap_or(f64::INFINITY))
             .sum();
-        if !(mu_spent <= mu_total * (1.0 + 1e-9)) {
+        if mu_spent.is_nan() || mu_spent > mu_total * (1.0 + 1e-9) {
             return Err(Error::Numerical {
                 what: "noise-aware ledger",
                 reason: format!("spent μ = {mu_spent} above the budget's {mu_total}"),

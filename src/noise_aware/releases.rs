@@ -379,13 +379,13 @@ fn second_moment(data: &GlmData) -> Option<DMatrix<f64>> {
     for mask in 0..1usize << free {
         let mut v = vec![0.0; d];
         let mut bit = 0;
-        for i in 0..p {
-            v[i] = if data.lo[i] < data.hi[i] {
-                let hi = mask >> bit & 1 == 1;
+        for (vi, (&lo, &hi)) in v.iter_mut().zip(data.lo.iter().zip(&data.hi)) {
+            *vi = if lo < hi {
+                let up = mask >> bit & 1 == 1;
                 bit += 1;
-                if hi { data.hi[i] } else { data.lo[i] }
+                if up { hi } else { lo }
             } else {
-                data.lo[i]
+                lo
             };
         }
         if d > p {
