@@ -530,3 +530,75 @@ fn dp_hmc_gradient_release_is_within_its_charge() {
         &run(tau_g / 2.0),
     );
 }
+
+/// The two releases of the noise-aware method (`noise_aware::release_score`,
+/// `release_information`), audited as one Gaussian release each on a worst-case pair.
+///
+/// Score: a logistic model with one covariate declared in [−1, 1] and no intercept, at the
+/// public point θ = 0 (so p = ½ and the residual bound is ½): `D` holds a row (x = 1, y = 1),
+/// `D'` the row (x = −1, y = 1); the score sum moves by exactly the sensitivity 2·½·1 = 1. The
+/// information release of a one-covariate model is audited on the pair x = 1 vs x = 0 (the
+/// information `¼x²` moves by ¼, the sensitivity is √2/4: the √2 of two rank-one terms is not
+/// attained in one dimension, so the correct release's bound sits further below its charge).
+/// `S` is the release minus its value under `D`, over the noise's standard deviation. The
+/// broken variant adds half the noise (the same charge).
+#[test]
+fn noise_aware_releases_are_within_their_charge() {
+    use dp_mcmc::noise_aware::{GlmData, GlmKind, release_information, release_score};
+    use nalgebra::DMatrix;
+    let z = 1.5; // μ = 1/(2z²): the charge below
+    let data = |x_first: f64| {
+        let mut x = vec![x_first];
+        x.extend(std::iter::repeat_n(0.5, N - 1));
+        let y = vec![1.0; N];
+        GlmData::new(
+            GlmKind::Logistic,
+            x,
+            y,
+            vec![(-1.0, 1.0)],
+            (0.0, 1.0),
+            10.0,
+            vec!["b".into()],
+        )
+        .unwrap()
+    };
+    let charged = pld_epsilon(1.0 / (2.0 * z * z), 0.1 / N as f64).unwrap();
+    let shape = DMatrix::from_element(1, 1, 1.0);
+    for (name, d_row, d2_row) in [("score", 1.0, -1.0), ("information", 1.0, 0.0)] {
+        let (a, b) = (data(d_row), data(d2_row));
+        let release = |set: &GlmData, z_used: f64, seed: u64| -> (f64, f64, f64) {
+            let mut rng = chain_rng(seed, 0);
+            let r = if name == "score" {
+                release_score(set, &[0.0], &shape, z_used, &mut rng).unwrap()
+            } else {
+                release_information(set, &[0.0], &shape, z_used, &mut rng).unwrap()
+            };
+            (r.values[0], r.noise_sd, r.sensitivity)
+        };
+        let centre = release(&a, 1e-300, 0).0;
+        let run = |z_used: f64| {
+            let sample = |set: &GlmData, base: u64| -> Vec<f64> {
+                (0..DRAWS as u64)
+                    .map(|s| {
+                        let (v, _, sens) = release(set, z_used, base + s);
+                        (v - centre) / (sens * z) // standardised by the CHARGED noise
+                    })
+                    .collect()
+            };
+            audit(
+                &sample(&a, 1),
+                &sample(&b, 10_000_000),
+                &unit_grid(),
+                ALPHA,
+                0.1 / N as f64,
+            )
+        };
+        check(
+            &format!("noise-aware {name}"),
+            charged,
+            &[],
+            &run(z),
+            &run(z / 2.0),
+        );
+    }
+}

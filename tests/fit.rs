@@ -65,6 +65,8 @@ fn flags<'a>(data: &'a str, out: &'a str) -> Vec<&'a str> {
         "y",
         "--features",
         "x1,x2",
+        "--method",
+        "dp-mcmc",
         "--epsilon",
         "1",
         "--delta",

@@ -52,6 +52,11 @@ pub struct GlmData {
     pub(crate) y_lo: f64,
     pub(crate) y_hi: f64,
     pub(crate) prior_var: f64,
+    /// Internal coordinates: covariate `i` is divided by `scale[i]` (the largest magnitude its
+    /// declared bounds allow; public), so coefficient `i` is multiplied by it.
+    pub(crate) scale: Vec<f64>,
+    /// Prior variance of each internal coordinate (`prior_var · scale²`, `prior_var` for ln σ).
+    pub(crate) prior_vars: Vec<f64>,
     pub(crate) names: Vec<String>,
     /// Vertices of the covariate box (row-major), when few enough to enumerate.
     vertices: Option<Vec<f64>>,
@@ -145,7 +150,29 @@ impl GlmData {
                 )));
             }
         }
-        let (lo, hi): (Vec<f64>, Vec<f64>) = bounds.into_iter().unzip();
+        // public rescaling to comparable ranges: covariate i / (its largest declared magnitude)
+        let scale: Vec<f64> = bounds
+            .iter()
+            .map(|&(lo, hi)| {
+                let m = lo.abs().max(hi.abs());
+                if m > 0.0 { m } else { 1.0 }
+            })
+            .collect();
+        let mut x = x;
+        for row in x.chunks_exact_mut(p) {
+            for (v, s) in row.iter_mut().zip(&scale) {
+                *v /= s;
+            }
+        }
+        let (lo, hi): (Vec<f64>, Vec<f64>) = bounds
+            .iter()
+            .zip(&scale)
+            .map(|(&(lo, hi), s)| (lo / s, hi / s))
+            .unzip();
+        let mut prior_vars: Vec<f64> = scale.iter().map(|s| prior_var * s * s).collect();
+        if kind == GlmKind::Linear {
+            prior_vars.push(prior_var);
+        }
         let vertices = enumerate_vertices(&lo, &hi);
         Ok(GlmData {
             kind,
@@ -157,14 +184,29 @@ impl GlmData {
             y_lo,
             y_hi,
             prior_var,
+            scale,
+            prior_vars,
             names,
             vertices,
         })
     }
 
     /// The rows: covariates (row-major, `n × p`) and responses, as validated (and clamped).
-    pub fn rows(&self) -> (&[f64], &[f64]) {
-        (&self.x, &self.y)
+    pub fn rows(&self) -> (Vec<f64>, &[f64]) {
+        let mut x = self.x.clone();
+        for row in x.chunks_exact_mut(self.p) {
+            for (v, s) in row.iter_mut().zip(&self.scale) {
+                *v *= s;
+            }
+        }
+        (x, &self.y)
+    }
+
+    /// `θ` in internal coordinates to the model's own (coefficients divided by the scales).
+    pub(crate) fn to_model(&self, theta: &mut [f64]) {
+        for (t, s) in theta.iter_mut().zip(&self.scale) {
+            *t /= s;
+        }
     }
 
     /// Number of parameters.
@@ -207,8 +249,8 @@ impl GlmData {
             let mut h = DMatrix::zeros(d, d);
             self.sums(&theta, &mut g, &mut h);
             for i in 0..d {
-                g[i] -= theta[i] / self.prior_var;
-                h[(i, i)] += 1.0 / self.prior_var;
+                g[i] -= theta[i] / self.prior_vars[i];
+                h[(i, i)] += 1.0 / self.prior_vars[i];
             }
             let chol = h.clone().cholesky().ok_or_else(|| Error::Numerical {
                 what: "non-private Laplace approximation",
@@ -223,7 +265,14 @@ impl GlmData {
                 *t += s;
             }
             if big < 1e-10 {
-                let cov = chol.inverse();
+                let mut cov = chol.inverse();
+                let unit = |i: usize| if i < self.p { self.scale[i] } else { 1.0 };
+                for i in 0..d {
+                    for j in 0..d {
+                        cov[(i, j)] /= unit(i) * unit(j);
+                    }
+                }
+                self.to_model(&mut theta);
                 return Ok((theta, cov.transpose().as_slice().to_vec()));
             }
         }

@@ -112,7 +112,8 @@ pub struct NoiseAwareReport {
     pub model: GlmKind,
     /// Total Gaussian `μ` of the budget ([`gaussian_budget`]).
     pub mu_total: f64,
-    /// Every round's releases.
+    /// Every round's releases, in the internal coordinates (covariate `i` divided by the
+    /// largest magnitude its declared bounds allow, so coefficient `i` multiplied by it).
     pub rounds: Vec<Round>,
     /// The rounds pooled in the likelihood (0-based).
     pub pooled: Vec<usize>,
@@ -251,7 +252,7 @@ impl NoiseAware {
         let mut rng = self.rng(RELEASE_STREAM)?;
         let path = releases::newton_path(data, mu_total, &self.schedule, &mut rng)?;
         let pooled = posterior::pooled_rounds(&path.rounds);
-        let post = posterior::NoiseAwarePosterior::new(&path.rounds, &pooled, data.prior_var)?;
+        let post = posterior::NoiseAwarePosterior::new(&path.rounds, &pooled, &data.prior_vars)?;
         let last_step_whitened = {
             let last = &path.rounds[path.rounds.len() - 1].theta;
             let diff = nalgebra::DVector::from_iterator(
@@ -286,6 +287,13 @@ impl NoiseAware {
             .collect();
         let traces: Vec<ChainTrace> = chains
             .into_iter()
+            .map(|mut c| {
+                for t in c.draws.chunks_exact_mut(d) {
+                    data.to_model(t);
+                }
+                data.to_model(&mut c.start);
+                c
+            })
             .map(|c| ChainTrace {
                 start: c.start,
                 stats: c
@@ -306,12 +314,14 @@ impl NoiseAware {
             })
             .collect();
         let privacy = self.ledger(&path.rounds, mu_total)?;
+        let mut final_point = path.final_theta;
+        data.to_model(&mut final_point);
         let report = NoiseAwareReport {
             model: data.kind,
             mu_total,
             rounds: path.rounds,
             pooled,
-            final_point: path.final_theta,
+            final_point,
             last_step_whitened,
             acceptance,
             draws_per_chain: draws,

@@ -14,7 +14,8 @@
 //! - `u | θ, H ~ N(Hθ, H)`: the sampling distribution of the score given the design (the
 //!   Bernstein–von Mises / Laplace likelihood);
 //! - the information release gives `h̃_k = svec(B_k H B_kᵀ) + e_k`, `e_k ~ N(0, t_k² I)`;
-//! - priors: `θ ~ N(0, τ² I)` (the model's), `H` flat on the positive definite cone.
+//! - priors: `θ ~ N(0, S₀)` (the model's, in the internal coordinates), `H` flat on the
+//!   positive definite cone.
 //!
 //! Given `H` everything is linear-Gaussian: `θ` has a Gaussian conditional, and `θ` and `u`
 //! integrate out of the score releases in closed form. So `H` is sampled by an independence
@@ -52,7 +53,9 @@ pub(crate) fn pooled_rounds(rounds: &[Round]) -> Vec<usize> {
 /// The posterior given the pooled releases (see the module docs), ready to sample.
 pub(crate) struct NoiseAwarePosterior {
     d: usize,
-    prior_var: f64,
+    /// Prior covariance `S₀` (diagonal) and precision of θ.
+    prior_cov: DMatrix<f64>,
+    prior_prec: DMatrix<f64>,
     /// `H = R⁻¹ G R⁻ᵀ`: `G` is sampled (well scaled near the identity).
     r_inv: DMatrix<f64>,
     /// Proposal for `svec(G)`: mean and Cholesky factor of the covariance.
@@ -76,8 +79,8 @@ pub(crate) struct ChainDraws {
 }
 
 impl NoiseAwarePosterior {
-    /// The posterior of the pooled rounds `pooled` of `rounds`, prior `N(0, prior_var I)`.
-    pub(crate) fn new(rounds: &[Round], pooled: &[usize], prior_var: f64) -> Result<Self> {
+    /// The posterior of the pooled rounds `pooled` of `rounds`, prior `N(0, diag(prior_vars))`.
+    pub(crate) fn new(rounds: &[Round], pooled: &[usize], prior_vars: &[f64]) -> Result<Self> {
         let d = rounds[0].theta.len();
         let p = d * (d + 1) / 2;
         let last = &rounds[*pooled.last().ok_or_else(|| bug("no pooled round"))?];
@@ -125,7 +128,11 @@ impl NoiseAwarePosterior {
             .inverse();
         Ok(NoiseAwarePosterior {
             d,
-            prior_var,
+            prior_cov: DMatrix::from_diagonal(&DVector::from_column_slice(prior_vars)),
+            prior_prec: DMatrix::from_diagonal(&DVector::from_iterator(
+                prior_vars.len(),
+                prior_vars.iter().map(|v| 1.0 / v),
+            )),
             r_inv,
             prop_mean,
             prop_chol,
@@ -163,8 +170,8 @@ impl NoiseAwarePosterior {
             let r = y - &ybar;
             log -= 0.5 * (r.transpose() * prec * &r)[(0, 0)];
         }
-        // ȳ ~ N(0, τ² H² + H + Σ_pool)
-        let cov = h * h * self.prior_var + h + &self.pool_cov;
+        // ȳ ~ N(0, H S₀ H + H + Σ_pool)
+        let cov = h * &self.prior_cov * h + h + &self.pool_cov;
         let chol = Cholesky::new((&cov + cov.transpose()) * 0.5)?;
         let z = chol.l().solve_lower_triangular(&ybar)?;
         let logdet: f64 = chol.l().diagonal().iter().map(|v| v.ln()).sum();
@@ -182,7 +189,7 @@ impl NoiseAwarePosterior {
         let v = h + &self.pool_cov;
         let v_chol = Cholesky::new((&v + v.transpose()) * 0.5)?;
         let vh = v_chol.solve(h);
-        let prec = h * &vh + DMatrix::identity(self.d, self.d) / self.prior_var;
+        let prec = h * &vh + &self.prior_prec;
         let prec_chol: Cholesky<f64, Dyn> = Cholesky::new((&prec + prec.transpose()) * 0.5)?;
         let mean = prec_chol.solve(&(vh.transpose() * ybar));
         let z = DVector::from_iterator(self.d, (0..self.d).map(|_| StandardNormal.sample(rng)));
