@@ -3,8 +3,8 @@
 //! whole private pipeline runs (releases and posterior), and the rank of each θ_i among its
 //! posterior draws and whether the 50 % and 90 % intervals cover it are recorded.
 //!
-//! `cargo run --release --example calibration -- OUT [--quick]` (or `bash
-//! scripts/calibration.sh`): one CSV row per (cell, replication, parameter) in `OUT/rows.csv`,
+//! `cargo run --release --example calibration -- OUT [--quick] [--models logistic,poisson]` (or
+//! `bash scripts/calibration.sh`): one CSV row per (cell, replication, parameter) in `OUT/rows.csv`,
 //! appended as the cells finish (an interrupted run resumes after the last finished cell),
 //! progress on stderr; then `OUT/table.md` (coverage per cell) and `OUT/ranks.svg` (rank
 //! histograms per model). Each cell holds at least 200 intervals (replications × parameters).
@@ -113,6 +113,15 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let out = PathBuf::from(args.first().map_or("calibration-out", String::as_str));
     let quick = args.iter().any(|a| a == "--quick");
+    // --models a,b: only these models (default: all four)
+    let models: Vec<String> = args
+        .iter()
+        .position(|a| a == "--models")
+        .and_then(|i| args.get(i + 1))
+        .map_or_else(
+            || vec!["logistic".into(), "poisson".into(), "linear".into(), "gaussian-mean".into()],
+            |m| m.split(',').map(str::to_string).collect(),
+        );
     std::fs::create_dir_all(&out).expect("output directory");
     let rows_path = out.join("rows.csv");
     let done: BTreeSet<String> = std::fs::read_to_string(&rows_path)
@@ -148,6 +157,9 @@ fn main() {
     };
     let mut cells = Vec::new();
     for model in ["logistic", "poisson", "linear", "gaussian-mean"] {
+        if !models.iter().any(|m| m == model) {
+            continue;
+        }
         for &n in ns {
             for &d in ds {
                 if model == "gaussian-mean" && d != 2 {

@@ -251,7 +251,7 @@ impl NoiseAware {
         let mu_total = gaussian_budget(self.epsilon, self.delta)?;
         let mut rng = self.rng(RELEASE_STREAM)?;
         let path = releases::newton_path(data, mu_total, &self.schedule, &mut rng)?;
-        let pooled = posterior::pooled_rounds(&path.rounds);
+        let pooled = posterior::pooled_rounds(&path.rounds, data.kind);
         let post = posterior::NoiseAwarePosterior::new(&path.rounds, &pooled, &data.prior_vars)?;
         let last_step_whitened = {
             let last = &path.rounds[path.rounds.len() - 1].theta;

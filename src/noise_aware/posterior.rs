@@ -28,6 +28,7 @@ use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
+use super::data::GlmKind;
 use super::linalg::{congruence, unsvec};
 use super::releases::Round;
 use crate::error::{Error, Result};
@@ -45,9 +46,12 @@ const MAX_PD_TRIES: usize = 200;
 /// shape (where the released information is near the identity).
 const FLOOR: f64 = 0.05;
 
-/// The rounds that enter the likelihood: the last [`POOLED_ROUNDS`] (all of them if fewer).
-pub(crate) fn pooled_rounds(rounds: &[Round]) -> Vec<usize> {
-    (rounds.len().saturating_sub(POOLED_ROUNDS)..rounds.len()).collect()
+/// The rounds that enter the likelihood: the last [`POOLED_ROUNDS`] (all of them if fewer);
+/// the last one alone for a linear model, whose information changes with `ln σ` as `e^{−2s}`,
+/// too fast for two rounds' points to share one.
+pub(crate) fn pooled_rounds(rounds: &[Round], kind: GlmKind) -> Vec<usize> {
+    let k = if kind == GlmKind::Linear { 1 } else { POOLED_ROUNDS };
+    (rounds.len().saturating_sub(k)..rounds.len()).collect()
 }
 
 /// The posterior given the pooled releases (see the module docs), ready to sample.

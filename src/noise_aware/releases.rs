@@ -17,7 +17,8 @@
 //! sensitivities are exact over the declared box (vertex enumeration, `data.rs`), so no row is
 //! clipped except Poisson rows past the declared cap. The next point is the Newton step
 //! `θ_{k+1} = θ_k + (Î_k + P)⁻¹ (ĝ_k + ∇ ln p(θ_k))` with eigenvalues floored at the noise's
-//! scale and, for Poisson, the change of `η` over the box capped at 2 per round.
+//! scale and, for Poisson, the change of `η` over the box capped at 2 per round; a linear
+//! model's `ln σ` moves by its exact profile update from the released score instead.
 
 use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
@@ -131,12 +132,21 @@ pub(crate) fn newton_path(
         let score = &a_inv * DVector::from_vec(rel_g);
         let prior_grad =
             DVector::from_iterator(d, theta.iter().zip(&data.prior_vars).map(|(t, v)| -t / v));
+        let score_s = score[d - 1];
         let step = curv
             .clone()
             .cholesky()
             .ok_or_else(singular)?
             .solve(&(score + prior_grad));
-        let step = trust_region(data, step);
+        let mut step = trust_region(data, step);
+        if data.kind == GlmKind::Linear {
+            // ln σ by its exact profile update: the s-score is −n + RSS·e^{−2s}, so
+            // RSS/n = (1 + score_s/n)·e^{2s} and the best s for the current β is
+            // s + ½ ln(1 + score_s/n) (post-processing of the release; n is public). Newton's
+            // step in s overshoots by far from a poor start.
+            let ratio = (1.0 + score_s / data.n_rows() as f64).max(0.01);
+            step[d - 1] = 0.5 * ratio.ln();
+        }
         for (t, s) in theta.iter_mut().zip(step.iter()) {
             *t += s;
         }
