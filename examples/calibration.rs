@@ -119,7 +119,14 @@ fn main() {
         .position(|a| a == "--models")
         .and_then(|i| args.get(i + 1))
         .map_or_else(
-            || vec!["logistic".into(), "poisson".into(), "linear".into(), "gaussian-mean".into()],
+            || {
+                vec![
+                    "logistic".into(),
+                    "poisson".into(),
+                    "linear".into(),
+                    "gaussian-mean".into(),
+                ]
+            },
             |m| m.split(',').map(str::to_string).collect(),
         );
     std::fs::create_dir_all(&out).expect("output directory");

@@ -159,6 +159,45 @@ fn gauss_pld_eps_rows() {
     }
 }
 
+/// The certified accountant answers a composition of Gaussians from the closed form: its
+/// interval contains every mpmath reference (families gauss_pld and gauss_pld_eps), is at most
+/// 1e-9 wide (relative), and its upper bound is within the row's tolerance of the reference.
+#[test]
+fn certified_pld_answers_gaussian_compositions_in_closed_form() {
+    use dp_mcmc::accounting::CertifiedPld;
+    for family in ["gauss_pld", "gauss_pld_eps"] {
+        for row in rows(family) {
+            if row["sigma"].is_empty() || !row["variant"].is_empty() {
+                continue;
+            }
+            let mut acc = CertifiedPld::new();
+            let s = f(&row, "sigma") / f(&row, "sensitivity");
+            acc.compose(&PrivacyEvent::gaussian(s).repeat(f(&row, "k") as u64))
+                .unwrap();
+            assert!(acc.closed_form(), "{}", row["case_id"]);
+            let iv = if family == "gauss_pld" {
+                acc.delta_interval(f(&row, "eps")).unwrap()
+            } else {
+                acc.epsilon_interval(f(&row, "delta")).unwrap()
+            };
+            let want = f(&row, "value");
+            assert!(
+                iv.lower <= want && want <= iv.upper,
+                "{}: {want} not in [{}, {}]",
+                row["case_id"],
+                iv.lower,
+                iv.upper
+            );
+            assert!(
+                iv.upper - iv.lower <= 1e-9 * iv.upper,
+                "{}: {iv:?}",
+                row["case_id"]
+            );
+            check_row(&row, iv.upper);
+        }
+    }
+}
+
 #[test]
 fn gauss_zcdp_rows() {
     // family gauss_zcdp (mpmath closed forms, Thm 1 and the Thm 5 budget)

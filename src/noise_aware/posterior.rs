@@ -50,7 +50,11 @@ const FLOOR: f64 = 0.05;
 /// the last one alone for a linear model, whose information changes with `ln σ` as `e^{−2s}`,
 /// too fast for two rounds' points to share one.
 pub(crate) fn pooled_rounds(rounds: &[Round], kind: GlmKind) -> Vec<usize> {
-    let k = if kind == GlmKind::Linear { 1 } else { POOLED_ROUNDS };
+    let k = if kind == GlmKind::Linear {
+        1
+    } else {
+        POOLED_ROUNDS
+    };
     (rounds.len().saturating_sub(k)..rounds.len()).collect()
 }
 

@@ -549,6 +549,7 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
     let mut order = None;
     let mut grid = None;
     let mut lower = None;
+    let mut path = None;
     let value = match (m.accountant, q) {
         (AccountantArg::Zcdp, _) => {
             let rho = k / (2.0 * s * s);
@@ -561,8 +562,13 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
             }
         }
         (AccountantArg::Pld, q) => {
-            let iv = certified(m, q, &query)?;
+            let (iv, closed) = certified(m, q, &query)?;
             lower = Some(iv.lower);
+            path = Some(if closed {
+                "closed-form"
+            } else {
+                "certified-pld"
+            });
             iv.upper
         }
         (AccountantArg::Rdp, q) => {
@@ -638,16 +644,21 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
         obj.insert(key.into(), json!(l));
         obj.insert("tolerance".into(), json!(m.tolerance));
     }
+    if let Some(p) = path {
+        // which path answered: the Gaussian closed form (every event Gaussian) or the engine
+        obj.insert("path".into(), json!(p));
+    }
     Ok(out)
 }
 
-/// The certified interval of `--accountant pld`. A without-replacement rate q is charged as
-/// `b/n` with `n = 2^40`, `b = ⌈q·n⌉` (at most 1e-12 above q: pessimistic).
+/// The certified interval of `--accountant pld`, and whether the Gaussian closed form gave it.
+/// A without-replacement rate q is charged as `b/n` with `n = 2^40`, `b = ⌈q·n⌉` (at most 1e-12
+/// above q: pessimistic).
 fn certified(
     m: &MechanismArgs,
     q: Option<f64>,
     query: &Query,
-) -> dp_mcmc::Result<dp_mcmc::accounting::Interval> {
+) -> dp_mcmc::Result<(dp_mcmc::accounting::Interval, bool)> {
     use dp_mcmc::accounting::{Accountant, CertifiedPld, PrivacyEvent};
     if !(m.tolerance.is_finite() && m.tolerance > 0.0 && m.tolerance < 1.0) {
         return Err(Error::invalid(
@@ -667,10 +678,11 @@ fn certified(
     };
     let mut acc = CertifiedPld::new().tolerance(m.tolerance);
     acc.compose(&one.repeat(m.steps))?;
-    match *query {
-        Query::Delta(e) => acc.delta_interval(e),
-        Query::Epsilon(d) => acc.epsilon_interval(d),
-    }
+    let iv = match *query {
+        Query::Delta(e) => acc.delta_interval(e)?,
+        Query::Epsilon(d) => acc.epsilon_interval(d)?,
+    };
+    Ok((iv, acc.closed_form()))
 }
 
 /// `dp-mcmc delta`.
