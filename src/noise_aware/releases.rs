@@ -192,10 +192,7 @@ pub fn release_information(
     rng: &mut ChainRng,
 ) -> Result<Release> {
     let z = crate::error::check::positive("noise multiplier", z)?;
-    let d = data.dim();
-    let mut grad = vec![0.0; d];
-    let mut info = DMatrix::<f64>::zeros(d, d);
-    data.sums(theta, &mut grad, &mut info);
+    let (d, _, info) = exact_sums(data, theta);
     let (_, bound, factor) = data.row_bounds(theta, &DMatrix::identity(d, d), b);
     let sensitivity = factor * bound;
     Ok(noisy(
@@ -204,6 +201,15 @@ pub fn release_information(
         z,
         rng,
     ))
+}
+
+/// The dimension and the exact score and information sums at `theta` (one pass).
+fn exact_sums(data: &GlmData, theta: &[f64]) -> (usize, Vec<f64>, DMatrix<f64>) {
+    let d = data.dim();
+    let mut grad = vec![0.0; d];
+    let mut info = DMatrix::<f64>::zeros(d, d);
+    data.sums(theta, &mut grad, &mut info);
+    (d, grad, info)
 }
 
 /// `values` plus Gaussian noise of standard deviation `sensitivity × z` each.
@@ -233,10 +239,7 @@ pub fn release_score(
     rng: &mut ChainRng,
 ) -> Result<Release> {
     let z = crate::error::check::positive("noise multiplier", z)?;
-    let d = data.dim();
-    let mut grad = vec![0.0; d];
-    let mut info = DMatrix::<f64>::zeros(d, d);
-    data.sums(theta, &mut grad, &mut info);
+    let (d, grad, _) = exact_sums(data, theta);
     let (bound, _, _) = data.row_bounds(theta, a, &DMatrix::identity(d, d));
     let sensitivity = 2.0 * bound;
     let noise_sd = sensitivity * z;

@@ -186,15 +186,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         auto = auto.seed(s);
     }
     let run = auto.run(&model)?;
-    let privacy = run.privacy.as_ref().ok_or_else(|| {
-        Error::Model("the run has no privacy ledger; this is a bug, please report it".into())
-    })?;
-    let ledger = json!({
-        "epsilon": privacy.epsilon,
-        "delta": privacy.delta,
-        "accountant": privacy.accountant,
-        "ledger": privacy.ledger,
-    });
+    let (privacy, ledger) = ledger_of(&run)?;
     let files = write_fit_outputs(&run, run.warmup, &ledger, &a.out)?;
     Ok(json!({
         "method": "dp-mcmc",
@@ -218,6 +210,20 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         "files": files,
         "not_covered": not_covered(a.seed.is_some()),
     }))
+}
+
+/// The run's privacy spent and `ledger.json`'s content.
+fn ledger_of(run: &dp_mcmc::samplers::Run) -> Result<(&dp_mcmc::samplers::PrivacySpent, Value)> {
+    let privacy = run.privacy.as_ref().ok_or_else(|| {
+        Error::Model("the run has no privacy ledger; this is a bug, please report it".into())
+    })?;
+    let ledger = json!({
+        "epsilon": privacy.epsilon,
+        "delta": privacy.delta,
+        "accountant": privacy.accountant,
+        "ledger": privacy.ledger,
+    });
+    Ok((privacy, ledger))
 }
 
 /// Whether `--method auto` takes the noise-aware method: a logistic or Poisson model (the
@@ -249,16 +255,8 @@ fn noise_aware(
     }
     let fit = builder.run(&data)?;
     let run = &fit.run;
-    let privacy = run.privacy.as_ref().ok_or_else(|| {
-        Error::Model("the run has no privacy ledger; this is a bug, please report it".into())
-    })?;
-    let ledger = json!({
-        "epsilon": privacy.epsilon,
-        "delta": privacy.delta,
-        "accountant": privacy.accountant,
-        "ledger": privacy.ledger,
-        "releases": fit.report.rounds,
-    });
+    let (privacy, mut ledger) = ledger_of(run)?;
+    ledger["releases"] = json!(fit.report.rounds);
     let files = write_fit_outputs(run, 0, &ledger, &a.out)?;
     let warning = (fit.report.floored_share > 0.0).then(|| {
         format!(
