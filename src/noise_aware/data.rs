@@ -527,7 +527,7 @@ mod tests {
                 let b = DMatrix::from_fn(d, d, |_, _| rng.random_range(-1.0..1.0));
                 let (bg, bh, _) = base.row_bounds(&theta, &a, &b);
                 // one random row in the box
-                let x = vec![
+                let x = [
                     1.0,
                     rng.random_range(0.0..=1.0),
                     rng.random_range(-1.0..=2.0),
@@ -537,6 +537,8 @@ mod tests {
                     GlmKind::Poisson => f64::from(rng.random_range(0..=8u8)),
                     GlmKind::Linear => rng.random_range(-3.0..=3.0),
                 };
+                // in the internal coordinates (covariate i divided by its scale)
+                let x = x.iter().zip(&base.scale).map(|(v, s)| v / s).collect();
                 let one = GlmData {
                     x,
                     y: vec![y],
