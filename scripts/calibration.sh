@@ -6,6 +6,9 @@
 #   bash scripts/calibration.sh [OUT] [--quick]     (default OUT: docs/calibration)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out="${1:-docs/calibration}"
-shift || true
+out=docs/calibration
+if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then
+  out="$1"
+  shift
+fi
 cargo run --release --locked --example calibration -- "$out" "$@"
