@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `auto` against the thesis' hand-tuned settings (issue 15, docs/AUTO.md): the DP penalty on the
+# `auto` against the thesis' hand-tuned settings (docs/AUTO.md): the DP penalty on the
 # eight Table 5.1 experiments at ε ∈ {1, 2, 4, 6}, 20 chains per box. Under the thesis'
 # per-chain budget every chain is an independent analysis, so each of the 20 is its own
 # `auto` run (one chain, seed i): its own DP clip bounds, DP initial point, warm-up and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DP Barker with tighter accountants (issue 14 §4): the comparison grid's DP Barker boxes
+# DP Barker with tighter accountants: the comparison grid's DP Barker boxes
 # (easy-2d, easy-10d, tempered-2d, tempered-10d; ε ∈ {1, 2, 4} of the grid's 1..6; 20 chains per box, each chain with its
 # own (ε, δ = 0.1/n) as in the thesis) rerun with the same tuned settings but the iteration count
 # of another accountant, then summarised beside the committed Theorem 7 and DP penalty boxes.

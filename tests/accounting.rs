@@ -728,7 +728,7 @@ fn cli_iterations() {
     let (c, v, _) = run(&format!("{mb} --accountant fourier"));
     assert_eq!((c, v["iterations"].as_u64()), (0, Some(264))); // tempered-2d mdppa fa ε=1
     assert!(v["achieved_delta"].as_f64().unwrap() < 1e-6);
-    // the certified upper bound (issue 14 §3): between the RDP count and the Fourier one
+    // the certified upper bound (docs/ACCOUNTING.md, certified PLD intervals): between the RDP count and the Fourier one
     // (converged at this grid for k ≈ 264: FA 0.12.11 and the nx = 4e6 grid agree)
     let (c, p, _) = run(&format!("{mb} --accountant pld"));
     let k = p["iterations"].as_u64().unwrap();
@@ -863,7 +863,7 @@ fn cli_delta_epsilon() {
     .as_f64()
     .unwrap();
     inside(&v, "delta", fa);
-    // Issue 14's three queries answer with an interval (looser tolerances keep this fast in
+    // Three long-composition queries answer with an interval (looser tolerances keep this fast in
     // the dev profile; at 10⁶ compositions the lower bound's Hoeffding term needs a fine
     // lattice): the third contains the converged Fourier value quoted in the issue, ≈ 0.000995.
     for (q, key) in [

@@ -1,4 +1,4 @@
-//! Empirical privacy audit of ONE step of every DP kernel (issue 12 §4).
+//! Empirical privacy audit of ONE step of every DP kernel.
 //!
 //! For each kernel we draw its one-step release many times (seeded) on a worst-case pair of
 //! neighbouring data sets and compute a statistically valid LOWER bound on ε at the δ the

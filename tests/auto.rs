@@ -1,4 +1,4 @@
-//! `auto` runs (issue 15): one budget for initialisation, clip bounds, warm-up and sampling;
+//! `auto` runs: one budget for initialisation, clip bounds, warm-up and sampling;
 //! the ledger recomposes to the guarantee; adaptation reads only released values.
 
 use dp_mcmc::accounting::{Accountant, Pld, PrivacyEvent, pld_delta};

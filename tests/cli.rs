@@ -1,4 +1,4 @@
-//! The command line under bad input (issue 12 §5): every subcommand and flag fed odd values
+//! The command line under bad input: every subcommand and flag fed odd values
 //! (NaN, ±∞, negative, huge, non-numeric, empty), missing files and bad CSVs. Bad input exits
 //! with status 2 and one `error: …` line on stderr naming the flag; valid input exits 0 with
 //! one JSON object on stdout; nothing exits 101 or prints a backtrace. Runs the built binary

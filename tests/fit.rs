@@ -1,4 +1,4 @@
-//! `dp-mcmc fit` end to end (issue 15 §6): a generated logistic data set (CSV and parquet) in,
+//! `dp-mcmc fit` end to end: a generated logistic data set (CSV and parquet) in,
 //! `draws.parquet` (ArviZ layout: `chain`, `draw`, one f64 column per parameter),
 //! `summary.csv` and `ledger.json` out; bad data exit 2 with one `error:` line naming the
 //! column and the row. Runs the built binary.

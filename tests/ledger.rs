@@ -1,4 +1,4 @@
-//! The privacy ledger on a run (issue 13 §2): what each chain released, the total, and the
+//! The privacy ledger on a run: what each chain released, the total, and the
 //! (ε, δ) reached, also when `max_time` stops the chains early.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Acceptance tests of issue 7: the classic mechanisms against their definitions, the Hellinger
+//! Acceptance tests: the classic mechanisms against their definitions, the Hellinger
 //! distance against closed forms and quadrature, the sensitivities, and an exact (ε, δ) check
 //! of the Hellinger mechanism on small data sets.
 

@@ -1,4 +1,4 @@
-//! Privacy edge cases (issue 12 §2): each test here failed before its fix.
+//! Privacy edge cases: each test here failed before its fix.
 
 use dp_mcmc::accounting::Method;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};

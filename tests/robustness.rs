@@ -1,4 +1,4 @@
-//! Robustness sweep (issue 12 §5): every public builder and loader, fed odd inputs (zero
+//! Robustness sweep: every public builder and loader, fed odd inputs (zero
 //! chains, zero and huge counts, NaN, ±∞, negative, huge and tiny numbers, empty, ragged and
 //! non-numeric data, mismatched dimensions), returns `Ok` or a typed `Err`; it never panics.
 //!

@@ -91,16 +91,6 @@ pub(crate) fn newton_path(
     for &(share_i, share_g) in schedule {
         let z_i = noise_multiplier(share_i * mu_total)?;
         let z_g = noise_multiplier(share_g * mu_total)?;
-        let mut grad = vec![0.0; d];
-        let mut info = DMatrix::<f64>::zeros(d, d);
-        data.sums(&theta, &mut grad, &mut info);
-        if grad.iter().any(|g| !g.is_finite()) || info.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Model(
-                "the score or information left the finite range on the Newton path; rescale \
-                 the covariates (e.g. to [0, 1]) or narrow their declared bounds"
-                    .into(),
-            ));
-        }
         let info_rel = release_information(data, &theta, &b, z_i, rng)?;
         let (rel_i, sd_i, sens_i) = (info_rel.values, info_rel.noise_sd, info_rel.sensitivity);
         let b_inv = b.clone().try_inverse().ok_or_else(singular)?;
@@ -114,6 +104,13 @@ pub(crate) fn newton_path(
         let a = score_shape(data, &theta, &curv)?;
         let score_rel = release_score(data, &theta, &a, z_g, rng)?;
         let (rel_g, sd_g, sens_g) = (score_rel.values, score_rel.noise_sd, score_rel.sensitivity);
+        if rel_g.iter().chain(&rel_i).any(|v| !v.is_finite()) {
+            return Err(Error::Model(
+                "the score or information left the finite range on the Newton path; narrow the \
+                 declared bounds"
+                    .into(),
+            ));
+        }
         rounds.push(Round {
             theta: theta.clone(),
             info_shape: row_major(&b),

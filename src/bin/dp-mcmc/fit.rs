@@ -1,4 +1,4 @@
-//! `fit`: a data file in, posterior draws out (issue 15 §6). Reads a CSV or parquet table,
+//! `fit`: a data file in, posterior draws out (README, "Your own data"). Reads a CSV or parquet table,
 //! builds the chosen model (`intercept` and the covariates, `log_sigma` where present), runs
 //! [`Auto`] with one (ε, δ) for initialisation, clip bounds, warm-up and sampling, and writes
 //! `DIR/draws.parquet`, `DIR/summary.csv` and `DIR/ledger.json`. Prints one JSON object.
