@@ -531,8 +531,9 @@ fn dp_hmc_gradient_release_is_within_its_charge() {
     );
 }
 
-/// The two releases of the noise-aware method (`noise_aware::release_score`,
-/// `release_information`), audited as one Gaussian release each on a worst-case pair.
+/// The releases of the noise-aware method (`noise_aware::release_score`,
+/// `release_information`, and a linear model's `release_sufficient`), audited as one Gaussian
+/// release each on a worst-case pair.
 ///
 /// Score: a logistic model with one covariate declared in [−1, 1] and no intercept, at the
 /// public point θ = 0 (so p = ½ and the residual bound is ½): `D` holds a row (x = 1, y = 1),
@@ -540,11 +541,15 @@ fn dp_hmc_gradient_release_is_within_its_charge() {
 /// information release of a one-covariate model is audited on the pair x = 1 vs x = 0 (the
 /// information `¼x²` moves by ¼, the sensitivity is √2/4: the √2 of two rank-one terms is not
 /// attained in one dimension, so the correct release's bound sits further below its charge).
+/// The sufficient statistic `Σ y` of a Gaussian mean with the response declared in [−1, 1] is
+/// audited on the pair y = 1 vs y = −1, where it moves by exactly its sensitivity 2.
 /// `S` is the release minus its value under `D`, over the noise's standard deviation. The
 /// broken variant adds half the noise (the same charge).
 #[test]
 fn noise_aware_releases_are_within_their_charge() {
-    use dp_mcmc::noise_aware::{GlmData, GlmKind, release_information, release_score};
+    use dp_mcmc::noise_aware::{
+        GlmData, GlmKind, release_information, release_score, release_sufficient,
+    };
     use nalgebra::DMatrix;
     let z = 1.5; // μ = 1/(2z²): the charge below
     let data = |x_first: f64| {
@@ -564,16 +569,48 @@ fn noise_aware_releases_are_within_their_charge() {
     };
     let charged = pld_epsilon(1.0 / (2.0 * z * z), 0.1 / N as f64).unwrap();
     let shape = DMatrix::from_element(1, 1, 1.0);
-    for (name, d_row, d2_row) in [("score", 1.0, -1.0), ("information", 1.0, 0.0)] {
-        let (a, b) = (data(d_row), data(d2_row));
+    let mean_data = |y_first: f64| {
+        let mut y = vec![y_first];
+        y.extend(std::iter::repeat_n(0.25, N - 1));
+        GlmData::new(
+            GlmKind::Linear,
+            vec![1.0; N],
+            y,
+            vec![(1.0, 1.0)],
+            (-1.0, 1.0),
+            10.0,
+            vec!["mean".into(), "log_sigma".into()],
+        )
+        .unwrap()
+    };
+    for (name, d_row, d2_row) in [
+        ("score", 1.0, -1.0),
+        ("information", 1.0, 0.0),
+        ("sufficient statistics", 1.0, -1.0),
+    ] {
+        let (a, b) = if name == "sufficient statistics" {
+            (mean_data(d_row), mean_data(d2_row))
+        } else {
+            (data(d_row), data(d2_row))
+        };
         let release = |set: &GlmData, z_used: f64, seed: u64| -> (f64, f64, f64) {
             let mut rng = chain_rng(seed, 0);
-            let r = if name == "score" {
-                release_score(set, &[0.0], &shape, z_used, &mut rng).unwrap()
-            } else {
-                release_information(set, &[0.0], &shape, z_used, &mut rng).unwrap()
-            };
-            (r.values[0], r.noise_sd, r.sensitivity)
+            match name {
+                "score" => {
+                    let r = release_score(set, &[0.0], &shape, z_used, &mut rng).unwrap();
+                    (r.values[0], r.noise_sd, r.sensitivity)
+                }
+                "information" => {
+                    let r = release_information(set, &[0.0], &shape, z_used, &mut rng).unwrap();
+                    (r.values[0], r.noise_sd, r.sensitivity)
+                }
+                _ => {
+                    // Σ y (XᵀX = n is public: no noise, no charge)
+                    let r =
+                        release_sufficient(set, [f64::INFINITY, z_used, z_used], &mut rng).unwrap();
+                    (r.xty.values[0], r.xty.noise_sd, r.xty.sensitivity)
+                }
+            }
         };
         let centre = release(&a, 1e-300, 0).0;
         let run = |z_used: f64| {

@@ -410,4 +410,47 @@ fn noise_aware_fit_converges_and_is_secure_by_default() {
     ]);
     assert_eq!(code, 2);
     assert!(stderr.contains("--features"), "{stderr}");
+    // linear and gaussian-mean with a bounded response: auto takes the noise-aware method,
+    // one release of each sufficient statistic (a Gaussian mean's XᵀX = n is public)
+    for (model, features, bounds, parts) in [
+        ("linear", Some("x2"), "x1=-1:1,x2=-1:1", 3),
+        ("gaussian-mean", None, "x1=-1:1", 2),
+    ] {
+        let out = dir.join(format!("o-{model}"));
+        let mut args = vec![
+            "--data",
+            d,
+            "--model",
+            model,
+            "--response",
+            "x1",
+            "--bounds",
+            bounds,
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-6",
+            "--seed",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if let Some(f) = features {
+            args.extend(["--features", f]);
+        }
+        let (code, stdout, stderr) = fit(&args);
+        assert_eq!(code, 0, "{model}: {stderr}");
+        let v: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(v["method"], "noise-aware", "{model}");
+        assert!(v["max_rhat"].as_f64().unwrap() <= 1.01, "{model}: {v}");
+        let ledger = v["ledger"].as_array().unwrap();
+        assert_eq!(ledger.len(), parts, "{model}");
+        assert!(
+            ledger.iter().all(|p| p["part"]
+                .as_str()
+                .unwrap()
+                .starts_with("sufficient statistics")),
+            "{v}"
+        );
+    }
 }

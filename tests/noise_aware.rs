@@ -5,7 +5,9 @@
 //! calibration grid of docs/NOISE-AWARE.md).
 
 use dp_mcmc::accounting::{Accountant, Pld};
-use dp_mcmc::noise_aware::{GlmData, GlmKind, NoiseAware, release_information, release_score};
+use dp_mcmc::noise_aware::{
+    GlmData, GlmKind, NoiseAware, release_information, release_score, release_sufficient,
+};
 use dp_mcmc::rng::chain_rng;
 use nalgebra::DMatrix;
 use rand::RngExt;
@@ -163,6 +165,104 @@ fn substituting_a_row_moves_each_statistic_by_at_most_its_sensitivity() {
     }
 }
 
+/// A linear model's releases (`release_sufficient`: `svec(XᵀX)`, `Xᵀy`, `yᵀy` in the public
+/// frame): each noisy entry's standardised noise is N(0, 1) over 400 seeded releases (the
+/// tolerances of the test above), each noise sd is its sensitivity times its noise
+/// multiplier, the intercept's `n` is released exactly (public), and substituting row 0 by
+/// any row the bounds allow (box vertices with the response at ±5, or random rows) moves each
+/// exact statistic by at most its sensitivity.
+#[test]
+fn sufficient_statistics_are_calibrated_and_bounded() {
+    use dp_mcmc::noise_aware::SufficientRelease;
+    let data = simulate(GlmKind::Linear, 500, &[0.2, -0.5, 1.0], 1);
+    let parts = |r: &SufficientRelease| {
+        [
+            (r.xtx.values.clone(), r.xtx.noise_sd, r.xtx.sensitivity),
+            (r.xty.values.clone(), r.xty.noise_sd, r.xty.sensitivity),
+            (r.yty.values.clone(), r.yty.noise_sd, r.yty.sensitivity),
+        ]
+    };
+    let tiny = [1e-300; 3];
+    let truth = parts(&release_sufficient(&data, tiny, &mut chain_rng(0, 0)).unwrap());
+    let z = [1.7, 0.9, 2.3];
+    let mut std = Vec::new();
+    for s in 0..400 {
+        let r = release_sufficient(&data, z, &mut chain_rng(100 + s, 7)).unwrap();
+        assert!(
+            !r.xtx_noisy[0] && r.xtx.values[0] == 500.0,
+            "n is public and exact"
+        );
+        for (i, ((values, sd, sens), (exact, _, _))) in parts(&r).iter().zip(&truth).enumerate() {
+            assert_eq!(*sd, sens * z[i]);
+            for (k, (v, t)) in values.iter().zip(exact).enumerate() {
+                if i == 0 && !r.xtx_noisy[k] {
+                    assert_eq!(v, t);
+                } else {
+                    std.push((v - t) / sd);
+                }
+            }
+        }
+    }
+    let n = std.len() as f64;
+    let mean = std.iter().sum::<f64>() / n;
+    let var = std.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    assert!(mean.abs() < 4.0 / n.sqrt(), "mean {mean}");
+    assert!((var - 1.0).abs() < 4.0 * (2.0 / n).sqrt(), "var {var}");
+
+    // neighbours: the data set with row 0 replaced by one row the bounds allow, then by
+    // another (box vertices with the response at ±5 in even trials, random rows in odd ones)
+    let mut rng = chain_rng(11, 0);
+    let mut largest = [0.0f64; 3];
+    let mut neighbour = |vertex: bool| {
+        let mut x: Vec<f64> = (0..500 * 3).map(|k| data_x(&data, k)).collect();
+        let mut y: Vec<f64> = (0..500).map(|j| data_y(&data, j)).collect();
+        for xc in x.iter_mut().take(3).skip(1) {
+            *xc = if vertex {
+                f64::from(rng.random_range(0..2u8))
+            } else {
+                rng.random()
+            };
+        }
+        y[0] = if vertex {
+            [-5.0, 5.0][rng.random_range(0..2usize)]
+        } else {
+            rng.random_range(-5.0..=5.0)
+        };
+        let other = GlmData::new(
+            GlmKind::Linear,
+            x,
+            y,
+            vec![(1.0, 1.0), (0.0, 1.0), (0.0, 1.0)],
+            (-5.0, 5.0),
+            10.0,
+            data.param_names().to_vec(),
+        )
+        .unwrap();
+        parts(&release_sufficient(&other, tiny, &mut chain_rng(0, 0)).unwrap())
+    };
+    for trial in 0..400 {
+        let (a, b) = (neighbour(trial % 2 == 0), neighbour(trial % 2 == 0));
+        for (i, ((values, _, _), (exact, _, sens))) in a.iter().zip(&b).enumerate() {
+            let d: f64 = values
+                .iter()
+                .zip(exact)
+                .map(|(u, v)| (u - v).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            assert!(d <= sens * (1.0 + 1e-9), "release {i}: {d} > {sens}");
+            largest[i] = largest[i].max(d);
+        }
+    }
+    // and no bound is loose by much (substitutions come within 25 % of each)
+    for (i, (_, _, sens)) in truth.iter().enumerate() {
+        assert!(
+            largest[i] > 0.75 * sens,
+            "release {i}: {} vs {sens}",
+            largest[i]
+        );
+    }
+}
+
 /// Covariate `k` (row-major) and response `j` of a data set.
 fn data_x(data: &GlmData, k: usize) -> f64 {
     data.rows().0[k]
@@ -211,6 +311,31 @@ fn ledger_recomposes_within_the_budget_and_noise_is_secure_by_default() {
             );
         }
     }
+    // a linear model: one release of each sufficient statistic (XᵀX, Xᵀy, yᵀy)
+    let lin = simulate(GlmKind::Linear, 3000, &[0.3, -0.8, 0.6], 3);
+    let fit = NoiseAware::new()
+        .epsilon(1.0)
+        .delta(1e-6)
+        .seed(5)
+        .run(&lin)
+        .unwrap();
+    let privacy = fit.run.privacy.as_ref().unwrap();
+    assert_eq!(privacy.ledger.parts.len(), 3);
+    let mut acc = Pld::new();
+    acc.compose(privacy.ledger.total.as_ref().unwrap()).unwrap();
+    assert!(acc.epsilon(1e-6).unwrap() <= 1.0 + 1e-9);
+    let released = fit.report.sufficient.as_ref().unwrap();
+    let rel = [&released.xtx, &released.xty, &released.yty];
+    for (i, part) in privacy.ledger.parts.iter().enumerate() {
+        let z = released.noise_multipliers[i].unwrap();
+        match &part.event {
+            dp_mcmc::accounting::PrivacyEvent::Gaussian { noise_multiplier } => {
+                assert_eq!(*noise_multiplier, z)
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(rel[i].noise_sd, rel[i].sensitivity * z);
+    }
     let a = NoiseAware::new()
         .epsilon(1.0)
         .delta(1e-6)
@@ -242,44 +367,60 @@ fn ledger_recomposes_within_the_budget_and_noise_is_secure_by_default() {
     assert_eq!(c.run.chains[0].draws, e.run.chains[0].draws);
 }
 
-/// A quick subset of the simulation-based calibration: logistic regression, n = 5 000, two
-/// covariates, ε = 2, θ from the N(0, 0.5²) part of the prior, 40 data sets × 3 parameters =
-/// 120 intervals. The 90 % intervals must cover the generating θ in 80-98 % of cases (the
-/// binomial standard deviation at 0.9 is 2.7 %, so ±3.7 sd around 90 %; a method that ignores
-/// the DP noise covers about 50 % here) and the 50 % intervals in 35-65 %.
+/// A quick subset of the simulation-based calibration: logistic and linear regression, n =
+/// 5 000, two covariates, ε = 2, θ from the N(0, 0.5²) part of the prior (linear: σ = 0.5), 40
+/// data sets × 3 (linear: 4) parameters = 120 (160) intervals. The 90 % intervals must cover
+/// the generating θ in 80-98 % of cases (the binomial standard deviation at 0.9 is 2.7 %, so
+/// ±3.7 sd around 90 %; a method that ignores the DP noise covers about 50 % here) and the 50 %
+/// intervals in 35-65 %.
 #[test]
 fn intervals_cover_the_generating_parameters() {
-    let mut rng = chain_rng(77, 0);
-    let (mut in90, mut in50, mut total) = (0, 0, 0);
-    for rep in 0..40u64 {
-        let beta: Vec<f64> = (0..3)
-            .map(|_| {
-                let z: f64 = StandardNormal.sample(&mut rng);
-                0.5 * z
-            })
-            .collect();
-        let data = simulate(GlmKind::Logistic, 5000, &beta, 1000 + rep);
-        let fit = NoiseAware::new()
-            .epsilon(2.0)
-            .delta(1e-6)
-            .seed(rep)
-            .run(&data)
-            .unwrap();
-        for (i, b) in beta.iter().enumerate() {
-            let mut v: Vec<f64> = fit
-                .run
-                .chains
-                .iter()
-                .flat_map(|c| c.draws.iter().skip(i).step_by(3).copied())
+    for kind in [GlmKind::Logistic, GlmKind::Linear] {
+        let mut rng = chain_rng(77, 0);
+        let (mut in90, mut in50, mut total) = (0, 0, 0);
+        let d = if kind == GlmKind::Linear { 4 } else { 3 };
+        for rep in 0..40u64 {
+            let beta: Vec<f64> = (0..3)
+                .map(|_| {
+                    let z: f64 = StandardNormal.sample(&mut rng);
+                    0.5 * z
+                })
                 .collect();
-            v.sort_by(f64::total_cmp);
-            let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
-            in90 += usize::from(q(0.05) <= *b && *b <= q(0.95));
-            in50 += usize::from(q(0.25) <= *b && *b <= q(0.75));
-            total += 1;
+            let data = simulate(kind, 5000, &beta, 1000 + rep);
+            let fit = NoiseAware::new()
+                .epsilon(2.0)
+                .delta(1e-6)
+                .seed(rep)
+                .run(&data)
+                .unwrap();
+            // the linear model's last parameter is ln σ (σ = 0.5 in `simulate`)
+            let truth: Vec<f64> = beta
+                .iter()
+                .copied()
+                .chain((kind == GlmKind::Linear).then(|| 0.5f64.ln()))
+                .collect();
+            for (i, b) in truth.iter().enumerate() {
+                let mut v: Vec<f64> = fit
+                    .run
+                    .chains
+                    .iter()
+                    .flat_map(|c| c.draws.iter().skip(i).step_by(d).copied())
+                    .collect();
+                v.sort_by(f64::total_cmp);
+                let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+                in90 += usize::from(q(0.05) <= *b && *b <= q(0.95));
+                in50 += usize::from(q(0.25) <= *b && *b <= q(0.75));
+                total += 1;
+            }
         }
+        let (c90, c50) = (in90 as f64 / total as f64, in50 as f64 / total as f64);
+        assert!(
+            (0.80..=0.98).contains(&c90),
+            "{kind:?}: 90 % coverage {c90}"
+        );
+        assert!(
+            (0.35..=0.65).contains(&c50),
+            "{kind:?}: 50 % coverage {c50}"
+        );
     }
-    let (c90, c50) = (in90 as f64 / total as f64, in50 as f64 / total as f64);
-    assert!((0.80..=0.98).contains(&c90), "90 % coverage {c90}");
-    assert!((0.35..=0.65).contains(&c50), "50 % coverage {c50}");
 }

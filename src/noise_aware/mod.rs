@@ -43,6 +43,7 @@
 
 mod data;
 mod linalg;
+mod linear;
 mod posterior;
 mod releases;
 
@@ -52,6 +53,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use data::{GlmData, GlmKind};
+pub use linear::{SUFFICIENT_SHARES, SufficientRelease, release_sufficient};
 pub use posterior::POOLED_ROUNDS;
 pub use releases::{Release, Round, SCHEDULE, release_information, release_score};
 
@@ -113,8 +115,12 @@ pub struct NoiseAwareReport {
     /// Total Gaussian `μ` of the budget ([`gaussian_budget`]).
     pub mu_total: f64,
     /// Every round's releases, in the internal coordinates (covariate `i` divided by the
-    /// largest magnitude its declared bounds allow, so coefficient `i` multiplied by it).
+    /// largest magnitude its declared bounds allow, so coefficient `i` multiplied by it); empty
+    /// for a linear model.
     pub rounds: Vec<Round>,
+    /// A linear model's one release of its sufficient statistics (internal coordinates).
+    #[serde(default)]
+    pub sufficient: Option<SufficientRelease>,
     /// The rounds pooled in the likelihood (0-based).
     pub pooled: Vec<usize>,
     /// The path's final point (post-processing of the releases).
@@ -250,16 +256,61 @@ impl NoiseAware {
         let d = data.dim();
         let mu_total = gaussian_budget(self.epsilon, self.delta)?;
         let mut rng = self.rng(RELEASE_STREAM)?;
-        let path = releases::newton_path(data, mu_total, &self.schedule, &mut rng)?;
-        let pooled = posterior::pooled_rounds(&path.rounds, data.kind);
-        let post = posterior::NoiseAwarePosterior::new(&path.rounds, &pooled, &data.prior_vars)?;
-        let last_step_whitened = {
-            let last = &path.rounds[path.rounds.len() - 1].theta;
-            let diff = nalgebra::DVector::from_iterator(
-                d,
-                path.final_theta.iter().zip(last).map(|(a, b)| a - b),
-            );
-            (diff.transpose() * &path.final_curv * &diff)[(0, 0)].sqrt()
+        let fitted = if data.kind == GlmKind::Linear {
+            // one release of each sufficient statistic
+            let z = linear::sufficient_noise_multipliers(data, mu_total, SUFFICIENT_SHARES)?;
+            let release = linear::release_sufficient(data, z, &mut rng)?;
+            let post = linear::LinearPosterior::new(&release, data)?;
+            Fitted {
+                final_point: post.point(),
+                sampler: Sampler::Linear(post),
+                rounds: Vec::new(),
+                pooled: Vec::new(),
+                last_step_whitened: 0.0,
+                releases: ["XᵀX", "Xᵀy", "yᵀy"]
+                    .iter()
+                    .zip(z)
+                    .filter(|(_, z)| z.is_finite())
+                    .map(|(what, z)| (format!("sufficient statistics {what}"), z))
+                    .collect(),
+                sufficient: Some(release),
+            }
+        } else {
+            let path = releases::newton_path(data, mu_total, &self.schedule, &mut rng)?;
+            let pooled = posterior::pooled_rounds(&path.rounds, data.kind);
+            let post =
+                posterior::NoiseAwarePosterior::new(&path.rounds, &pooled, &data.prior_vars)?;
+            let last_step_whitened = {
+                let last = &path.rounds[path.rounds.len() - 1].theta;
+                let diff = nalgebra::DVector::from_iterator(
+                    d,
+                    path.final_theta.iter().zip(last).map(|(a, b)| a - b),
+                );
+                (diff.transpose() * &path.final_curv * &diff)[(0, 0)].sqrt()
+            };
+            let releases = path
+                .rounds
+                .iter()
+                .enumerate()
+                .flat_map(|(k, r)| {
+                    [
+                        (
+                            format!("round {} information", k + 1),
+                            r.info_noise_multiplier,
+                        ),
+                        (format!("round {} score", k + 1), r.score_noise_multiplier),
+                    ]
+                })
+                .collect();
+            Fitted {
+                sampler: Sampler::Laplace(post),
+                rounds: path.rounds,
+                pooled,
+                final_point: path.final_theta,
+                last_step_whitened,
+                releases,
+                sufficient: None,
+            }
         };
         let mut draws = self.draws;
         let (chains, max_rhat, min_ess) = loop {
@@ -268,7 +319,7 @@ impl NoiseAware {
                 .collect::<Result<_>>()?;
             let chains: Vec<posterior::ChainDraws> = rngs
                 .into_par_iter()
-                .map(|mut r| post.chain(self.warmup, draws, &mut r))
+                .map(|mut r| fitted.sampler.chain(self.warmup, draws, &mut r))
                 .collect::<Result<_>>()?;
             let (rhat, ess) = convergence(&chains, d)?;
             if (rhat <= 1.01 && ess >= 400.0) || draws * 2 > self.max_draws {
@@ -313,16 +364,17 @@ impl NoiseAware {
                 step_scale: 1.0,
             })
             .collect();
-        let privacy = self.ledger(&path.rounds, mu_total)?;
-        let mut final_point = path.final_theta;
+        let privacy = self.ledger(&fitted.releases, mu_total)?;
+        let mut final_point = fitted.final_point;
         data.to_model(&mut final_point);
         let report = NoiseAwareReport {
             model: data.kind,
             mu_total,
-            rounds: path.rounds,
-            pooled,
+            rounds: fitted.rounds,
+            sufficient: fitted.sufficient,
+            pooled: fitted.pooled,
             final_point,
-            last_step_whitened,
+            last_step_whitened: fitted.last_step_whitened,
             acceptance,
             draws_per_chain: draws,
             floored_share,
@@ -354,22 +406,17 @@ impl NoiseAware {
     /// The ledger: one part per release, shares in proportion to each release's Gaussian `μ`
     /// (exact: the composition of Gaussian mechanisms is the Gaussian mechanism with the summed
     /// `μ`), the run's (ε, δ) from the composed event.
-    fn ledger(&self, rounds: &[Round], mu_total: f64) -> Result<PrivacySpent> {
+    fn ledger(&self, releases: &[(String, f64)], mu_total: f64) -> Result<PrivacySpent> {
         let mut before = Vec::new();
         let mut events = Vec::new();
-        for (k, r) in rounds.iter().enumerate() {
-            for (what, z) in [
-                ("information", r.info_noise_multiplier),
-                ("score", r.score_noise_multiplier),
-            ] {
-                let event = PrivacyEvent::gaussian(z);
-                events.push(event.clone());
-                before.push(EarlierRelease {
-                    part: format!("round {} {what}", k + 1),
-                    releases: 1,
-                    event,
-                });
-            }
+        for (part, z) in releases {
+            let event = PrivacyEvent::gaussian(*z);
+            events.push(event.clone());
+            before.push(EarlierRelease {
+                part: part.clone(),
+                releases: 1,
+                event,
+            });
         }
         let total = PrivacyEvent::compose(events);
         let mu_spent: f64 = before
@@ -409,6 +456,40 @@ impl NoiseAware {
             },
         })
     }
+}
+
+/// The posterior a fit samples: the noise-aware Laplace posterior of a Newton path, or a
+/// linear model's posterior given its sufficient statistics.
+enum Sampler {
+    Laplace(posterior::NoiseAwarePosterior),
+    Linear(linear::LinearPosterior),
+}
+
+impl Sampler {
+    fn chain(
+        &self,
+        warmup: usize,
+        draws: usize,
+        rng: &mut ChainRng,
+    ) -> Result<posterior::ChainDraws> {
+        match self {
+            Sampler::Laplace(p) => p.chain(warmup, draws, rng),
+            Sampler::Linear(p) => p.chain(warmup, draws, rng),
+        }
+    }
+}
+
+/// What the private part of a fit produced.
+struct Fitted {
+    sampler: Sampler,
+    rounds: Vec<Round>,
+    pooled: Vec<usize>,
+    /// Internal coordinates.
+    final_point: Vec<f64>,
+    last_step_whitened: f64,
+    /// Ledger parts: name and noise multiplier of each Gaussian release.
+    releases: Vec<(String, f64)>,
+    sufficient: Option<SufficientRelease>,
 }
 
 /// Largest rank-normalised R-hat and smallest bulk ESS over the parameters.

@@ -164,7 +164,7 @@ pub(crate) fn newton_path(
 
 /// One Gaussian release: the noisy values, the noise's standard deviation and the
 /// substitution sensitivity it is calibrated to (`noise_sd = sensitivity × noise multiplier`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Release {
     /// The released values.
     pub values: Vec<f64>,

@@ -52,11 +52,10 @@ pub struct FitArgs {
     /// Privacy budget δ of the whole analysis.
     #[arg(long, allow_hyphen_values = true)]
     delta: f64,
-    /// auto (noise-aware for logistic and poisson models whose covariates, and a poisson
-    /// response, have declared --bounds: the models whose noise-aware intervals the calibration
-    /// grid validates; dp-mcmc otherwise), noise-aware (a few shaped private releases, then the
-    /// posterior given them with the DP noise modelled: docs/NOISE-AWARE.md; for linear and
-    /// gaussian-mean it is not yet calibrated), or dp-mcmc (a DP sampler, see --algorithm).
+    /// auto (noise-aware when the covariates, and the response of a poisson, linear or
+    /// gaussian-mean model, have declared --bounds; dp-mcmc otherwise), noise-aware (a few
+    /// private releases, then the posterior given them with the DP noise modelled:
+    /// docs/NOISE-AWARE.md), or dp-mcmc (a DP sampler, see --algorithm).
     #[arg(long, default_value = "auto")]
     method: String,
     /// The DP-MCMC sampler: auto (the DP penalty; DP Barker for a model with neither gradients
@@ -226,15 +225,16 @@ fn ledger_of(run: &dp_mcmc::samplers::Run) -> Result<(&dp_mcmc::samplers::Privac
     Ok((privacy, ledger))
 }
 
-/// Whether `--method auto` takes the noise-aware method: a logistic or Poisson model (the
-/// models its calibration grid validates, docs/NOISE-AWARE.md) with every bound it needs.
+/// Whether `--method auto` takes the noise-aware method: every bound it needs is declared
+/// (the covariates', and the response's unless the model is logistic).
 fn bounds_declared(spec: &FitSpec) -> bool {
     let has = |c: &str| spec.bounds.iter().any(|b| b.column == c);
     let covariates = spec.features.iter().flatten().all(|f| has(f));
     match spec.kind {
         FitKind::Logistic => covariates,
-        FitKind::Poisson => covariates && has(&spec.response),
-        FitKind::Linear | FitKind::GaussianMean => false,
+        FitKind::Poisson | FitKind::Linear | FitKind::GaussianMean => {
+            covariates && has(&spec.response)
+        }
     }
 }
 
@@ -256,7 +256,10 @@ fn noise_aware(
     let fit = builder.run(&data)?;
     let run = &fit.run;
     let (privacy, mut ledger) = ledger_of(run)?;
-    ledger["releases"] = json!(fit.report.rounds);
+    ledger["releases"] = match &fit.report.sufficient {
+        Some(sufficient) => json!([sufficient]),
+        None => json!(fit.report.rounds),
+    };
     let files = write_fit_outputs(run, 0, &ledger, &a.out)?;
     let warning = (fit.report.floored_share > 0.0).then(|| {
         format!(
