@@ -11,6 +11,7 @@
 //! relation: substitution).
 
 use rand_distr::{Distribution, StandardNormal};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::models::Model;
@@ -36,24 +37,32 @@ pub(crate) fn gradient_norms<M: Model + ?Sized>(model: &M, theta: &[f64]) -> Res
     let d = model.dim();
     let n = model.n_rows();
     const CHUNK: usize = 1024;
-    let mut buf = vec![0.0; CHUNK * d];
-    let mut norms = Vec::with_capacity(n);
-    let mut start = 0;
-    while start < n {
-        let len = CHUNK.min(n - start);
-        let rows = &mut buf[..len * d];
-        model.grad_log_lik_rows(theta, start, rows)?;
-        norms.extend(rows.chunks_exact(d).map(|g| {
-            let s: f64 = g.iter().map(|x| x * x).sum();
-            // a non-finite gradient counts as the largest norm
-            if s.is_finite() {
-                s.sqrt()
-            } else {
-                f64::INFINITY
-            }
-        }));
-        start += len;
-    }
+    // fixed chunks on the rayon pool, concatenated in order: the same for every thread count
+    let parts: Vec<Vec<f64>> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map_init(
+            || vec![0.0; CHUNK * d],
+            |buf, c| -> Result<Vec<f64>> {
+                let start = c * CHUNK;
+                let len = CHUNK.min(n - start);
+                let rows = &mut buf[..len * d];
+                model.grad_log_lik_rows(theta, start, rows)?;
+                Ok(rows
+                    .chunks_exact(d)
+                    .map(|g| {
+                        let s: f64 = g.iter().map(|x| x * x).sum();
+                        // a non-finite gradient counts as the largest norm
+                        if s.is_finite() {
+                            s.sqrt()
+                        } else {
+                            f64::INFINITY
+                        }
+                    })
+                    .collect())
+            },
+        )
+        .collect::<Result<_>>()?;
+    let norms = parts.concat();
     Ok(norms)
 }
 

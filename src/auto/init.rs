@@ -30,6 +30,7 @@ use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
 use nalgebra::{DMatrix, DVector};
+use rayon::prelude::*;
 
 use crate::samplers::pass::GradBuffer;
 
@@ -194,6 +195,44 @@ impl Curvature {
     }
 }
 
+/// Chunks per group of a parallel curvature pass: the groups are fixed by `n` alone, each is
+/// summed sequentially, and the callers add the groups' results in group order, so the
+/// result does not depend on the number of threads.
+const GROUP_CHUNKS: usize = 16;
+
+/// `f(curvature of one chunk, its length, the group's output)` over every chunk, group by
+/// group on the rayon pool; the groups' outputs in group order.
+///
+/// # Errors
+/// The model's error of the first failing group (in group order).
+fn by_group<M, F>(model: &M, theta: &[f64], f: F) -> Result<Vec<Vec<f64>>>
+where
+    M: Model + ?Sized,
+    F: Fn(&Curvature, usize, &mut Vec<f64>) + Sync,
+{
+    let d = theta.len();
+    let n = model.n_rows();
+    let rows_per_group = CHUNK * GROUP_CHUNKS;
+    (0..n.div_ceil(rows_per_group))
+        .into_par_iter()
+        .map_init(
+            || Curvature::new(d),
+            |cur, g| {
+                let mut out = Vec::new();
+                let end = ((g + 1) * rows_per_group).min(n);
+                let mut start = g * rows_per_group;
+                while start < end {
+                    let len = CHUNK.min(end - start);
+                    cur.chunk(model, theta, start, len)?;
+                    f(cur, len, &mut out);
+                    start += len;
+                }
+                Ok(out)
+            },
+        )
+        .collect()
+}
+
 /// Row-major per-row gradients of rows `start .. start + len` into `out`, through the model's
 /// column-major fast path when it has one (`cols` is scratch of the same size).
 fn gradients<M: Model + ?Sized>(
@@ -262,11 +301,10 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
     let total_steps = s.rounds * s.steps_per_round;
     let mut step_index = 0;
     let d = model.dim();
-    let n = model.n_rows();
     let t_temp = model.tempering();
     let mut theta = from.to_vec();
-    let mut cur = Curvature::new(d);
     let mut grads = GradBuffer::new(model);
+    grads.set_threads(rayon::current_num_threads());
     let mut clips = Vec::with_capacity(s.rounds);
     let mut hessian_clips = Vec::with_capacity(s.rounds);
     let mut scale = vec![f64::NAN; d];
@@ -278,14 +316,10 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
             None => super::clip::dp_quantile(model, &theta, s.quantile, s.z_quantile, rng)?,
         };
         clips.push(clip);
-        let mut hnorms = Vec::with_capacity(n);
-        let mut start = 0;
-        while start < n {
-            let len = CHUNK.min(n - start);
-            cur.chunk(model, &theta, start, len)?;
-            hnorms.extend((0..len).map(|k| norm(cur.hessian(k))));
-            start += len;
-        }
+        let hnorms: Vec<f64> = by_group(model, &theta, |cur, len, out: &mut Vec<f64>| {
+            out.extend((0..len).map(|k| norm(cur.hessian(k))));
+        })?
+        .concat();
         let hclip = super::clip::dp_quantile_of(hnorms, HESSIAN_QUANTILE, s.z_quantile, rng)?;
         hessian_clips.push(hclip);
         let floor = 2.0 * (d as f64).sqrt() * 2.0 * hclip * z * t_temp;
@@ -293,10 +327,8 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
             // the curvature at the current point (a stale one sends Newton steps off a curved
             // posterior), then the gradient
             let mut h = DMatrix::<f64>::zeros(d, d);
-            let mut start = 0;
-            while start < n {
-                let len = CHUNK.min(n - start);
-                cur.chunk(model, &theta, start, len)?;
+            let parts = by_group(model, &theta, |cur, len, part: &mut Vec<f64>| {
+                part.resize(d * d, 0.0);
                 for k in 0..len {
                     let hk = cur.hessian(k);
                     let ch = clip_factor(norm(hk), hclip);
@@ -307,11 +339,18 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
                     }
                     for a in 0..d {
                         for b in a..d {
-                            h[(a, b)] += ch * hk[a * d + b];
+                            part[a * d + b] += ch * hk[a * d + b];
                         }
                     }
                 }
-                start += len;
+            })?;
+            // the groups' sums in group order: the same for every thread count
+            for part in &parts {
+                for a in 0..d {
+                    for b in a..d {
+                        h[(a, b)] += part[a * d + b];
+                    }
+                }
             }
             for a in 0..d {
                 for b in a..d {
@@ -397,6 +436,17 @@ mod tests {
     use super::*;
     use crate::models::testing::IsotropicGaussian;
 
+    /// `values` draws of N(`mean`, 1) as a `d`-dimensional isotropic Gaussian mean model.
+    fn normal_rows(rng: &mut ChainRng, values: usize, mean: f64, d: usize) -> IsotropicGaussian {
+        let rows: Vec<f64> = (0..values)
+            .map(|_| {
+                let z: f64 = StandardNormal.sample(rng);
+                mean + z
+            })
+            .collect();
+        IsotropicGaussian::new(rows, d).unwrap()
+    }
+
     /// 20 000 rows of N(3, 1) in 2-d (mean model, posterior sd 1/√n ≈ 0.007): 40 steps from 0
     /// with a generous clip (|x − θ| ≤ 5 for nearly every row near the mode) and noise
     /// multiplier 50 (noise on the mean gradient ≈ 2·5·50/20 000 = 0.025 per coordinate) must
@@ -404,13 +454,7 @@ mod tests {
     #[test]
     fn lands_near_the_mode_unless_the_noise_drowns_the_gradient() {
         let mut rng = crate::rng::chain_rng(9, 0);
-        let rows: Vec<f64> = (0..40_000)
-            .map(|_| {
-                let z: f64 = StandardNormal.sample(&mut rng);
-                3.0 + z
-            })
-            .collect();
-        let model = IsotropicGaussian::new(rows, 2).unwrap();
+        let model = normal_rows(&mut rng, 40_000, 3.0, 2);
         let (mean, _) = model.posterior();
         let set = |z_step| InitSettings {
             rounds: 2,
@@ -431,5 +475,36 @@ mod tests {
         assert!(drowned > 0.1, "{drowned}");
         assert!(dp_initial_point(&model, &[0.0], &set(50.0), &mut rng).is_err());
         assert_eq!(set(50.0).event().1, 80 + 2 * 9);
+    }
+
+    /// The passes run on the rayon pool in fixed groups added in group order: the initial
+    /// point (with DP quantile clips, so the norm passes too) is bit for bit the same on pools
+    /// of 1, 2 and 3 threads.
+    #[test]
+    fn the_same_for_every_thread_count() {
+        let model = normal_rows(&mut crate::rng::chain_rng(4, 0), 30_000, 1.0, 3);
+        let set = InitSettings {
+            rounds: 2,
+            steps_per_round: 3,
+            z_step: 20.0,
+            z_final: 20.0,
+            public_clip: None,
+            quantile: 0.9,
+            z_quantile: 1.0,
+        };
+        let point = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    let mut rng = crate::rng::chain_rng(5, 0);
+                    let p = dp_initial_point(&model, &[0.0; 3], &set, &mut rng).unwrap();
+                    (p.point, p.covariance, p.clips, p.hessian_clips)
+                })
+        };
+        let one = point(1);
+        assert_eq!(one, point(2));
+        assert_eq!(one, point(3));
     }
 }

@@ -316,7 +316,8 @@ impl Auto {
         self.progress = yes;
         self
     }
-    /// Thread pool size.
+    /// Thread pool size of the whole run (the initial point's and clip bounds' passes and
+    /// the chains); default: rayon's global pool. Results do not depend on it.
     #[must_use]
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = Some(n);
@@ -371,6 +372,20 @@ impl Auto {
     /// Invalid settings, a model without gradients and without a public clip bound for a
     /// sampler that clips, a budget too small for a single iteration, a model error.
     pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+        match self.threads {
+            // every pass (initial point, clip quantiles, chains) on a pool of this size
+            Some(t) => rayon::ThreadPoolBuilder::new()
+                .num_threads(t.max(1))
+                .build()
+                .map_err(|e| {
+                    Error::invalid("threads", t, format!("cannot build a thread pool: {e}"))
+                })?
+                .install(|| self.run_on_pool(model)),
+            None => self.run_on_pool(model),
+        }
+    }
+
+    fn run_on_pool<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
         self.validate(model)?;
         let n = model.n_rows();
         let d = model.dim();
