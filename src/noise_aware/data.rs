@@ -303,6 +303,11 @@ impl GlmData {
         range
     }
 
+    /// The box's vertices (row-major, `p` per vertex), when few enough to enumerate.
+    pub(crate) fn vertices(&self) -> Option<&[f64]> {
+        self.vertices.as_deref()
+    }
+
     /// The Poisson cap `K` (the response's declared upper bound, at least 1).
     fn cap(&self) -> f64 {
         self.y_hi.max(1.0)

@@ -312,7 +312,8 @@ fn trust_region(data: &GlmData, step: DVector<f64>) -> DVector<f64> {
     }
 }
 
-/// The score release's shape `A`, chosen among candidates by the predicted mean variance
+/// The score release's shape `A`, chosen among candidates (then, for logistic regression,
+/// refined by [`refine_shape`]) by the predicted mean variance
 /// inflation `mean_i [C⁻¹ Σ_A C⁻¹]_ii / [C⁻¹]_ii` (`C` the curvature, `Σ_A = Δ(A)² (AᵀA)⁻¹` the
 /// noise in score space per unit noise multiplier) at the box's worst case: whitening
 /// `C^{−½}`, the identity, `C^{½}`, and the closed-form optimum of the average-case problem
@@ -353,7 +354,99 @@ fn score_shape(data: &GlmData, theta: &[f64], curv: &DMatrix<f64>) -> Result<DMa
             }
         }
     }
-    Ok(best.1)
+    if data.kind != GlmKind::Logistic {
+        // measured on randhie's Poisson model at ε = 8, the refined shape left the
+        // information sampler unmixed (R-hat 1.18 where the candidate's was 1.003): kept to the
+        // model it was measured to help
+        return Ok(best.1);
+    }
+    let w = &k / d as f64;
+    Ok(refine_shape(data, best.1, best.0, &w, &objective))
+}
+
+/// Steps of [`refine_shape`].
+const SHAPE_STEPS: usize = 120;
+
+/// Local descent on the shape `a` from the best candidate: the objective is
+/// `max_v ‖Av‖² · tr(W (AᵀA)⁻¹)` (up to constants: the worst-case sensitivity squared times the
+/// mean variance inflation), invariant to `A ↦ QA`, so `A` is kept upper triangular. The
+/// direction is the gradient of its logarithm with the maximum over the box's vertices
+/// smoothed (a softmax at 1 % of the maximum), `2 A S_w / Δ² − 2 A M W M / g` with
+/// `M = (AᵀA)⁻¹`; a step is kept only if the **exact** objective falls (backtracking), so the
+/// result is never worse than the candidate. Without enumerable vertices, `a` is returned.
+fn refine_shape(
+    data: &GlmData,
+    a: DMatrix<f64>,
+    value: f64,
+    w: &DMatrix<f64>,
+    objective: &dyn Fn(&DMatrix<f64>) -> f64,
+) -> DMatrix<f64> {
+    let Some(vertices) = data.vertices() else {
+        return a;
+    };
+    let d = a.nrows();
+    let p = data.p;
+    if d != p || !value.is_finite() {
+        return a;
+    }
+    // upper triangular with the same AᵀA (QR: A = QR, R upper triangular)
+    let mut a = a.qr().r();
+    let mut value = objective(&a);
+    let mut step = 0.1;
+    let count = vertices.len() / p;
+    let mut norms = vec![0.0; count];
+    for _ in 0..SHAPE_STEPS {
+        // smoothed maximum of ‖Av‖² and its weighted second moment S_w
+        for (n, v) in norms.iter_mut().zip(vertices.chunks_exact(p)) {
+            let av = &a * DVector::from_column_slice(v);
+            *n = av.norm_squared();
+        }
+        let big = norms.iter().copied().fold(0.0, f64::max);
+        if big.is_nan() || big <= 0.0 {
+            break;
+        }
+        let temp = 0.01 * big;
+        let weights: Vec<f64> = norms.iter().map(|n| ((n - big) / temp).exp()).collect();
+        let total: f64 = weights.iter().sum();
+        let mut s_w = DMatrix::<f64>::zeros(p, p);
+        let mut delta2 = 0.0;
+        for ((wt, v), n) in weights.iter().zip(vertices.chunks_exact(p)).zip(&norms) {
+            let wt = wt / total;
+            delta2 += wt * n;
+            let v = DVector::from_column_slice(v);
+            s_w += &v * v.transpose() * wt;
+        }
+        let Some(m) = (a.transpose() * &a).try_inverse() else {
+            break;
+        };
+        let mwm = &m * w * &m;
+        let g = (w * &m).trace();
+        let mut grad = &a * s_w * (2.0 / delta2) - &a * mwm * (2.0 / g);
+        for r in 0..d {
+            for c in 0..r {
+                grad[(r, c)] = 0.0;
+            }
+        }
+        // a relative step: the objective is scale-invariant
+        let scale = a.norm() / grad.norm().max(f64::MIN_POSITIVE);
+        let mut improved = false;
+        for _ in 0..6 {
+            let next = &a - &grad * (step * scale);
+            let v = objective(&next);
+            if v < value {
+                a = next;
+                value = v;
+                step *= 1.5;
+                improved = true;
+                break;
+            }
+            step *= 0.3;
+        }
+        if !improved {
+            break;
+        }
+    }
+    a
 }
 
 /// `a` with each row rescaled so that the worst-case row norms are balanced across the
@@ -415,4 +508,63 @@ fn second_moment(data: &GlmData) -> Option<DMatrix<f64>> {
     s /= count;
     s += DMatrix::identity(d, d) * (1e-9 * s.trace() / d as f64);
     Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The refined score shape is never worse than the best candidate by the exact objective
+    /// (each step is kept only if it lowers it), and on an anisotropic curvature it is
+    /// strictly better: the refinement does something, and nothing that hurts.
+    #[test]
+    fn refined_shape_improves_on_the_candidates() {
+        let names: Vec<String> = (0..4).map(|i| format!("b{i}")).collect();
+        let data = GlmData::new(
+            GlmKind::Logistic,
+            vec![1.0, 0.5, 0.2, 0.9],
+            vec![1.0],
+            vec![(1.0, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0)],
+            (0.0, 1.0),
+            10.0,
+            names,
+        )
+        .unwrap();
+        let theta = [0.2, -0.3, 0.1, 0.4];
+        let curv = DMatrix::from_row_slice(
+            4,
+            4,
+            &[
+                900.0, 400.0, 300.0, 50.0, 400.0, 300.0, 120.0, 20.0, 300.0, 120.0, 160.0, 10.0,
+                50.0, 20.0, 10.0, 12.0,
+            ],
+        );
+        let cov = curv.clone().cholesky().unwrap().inverse();
+        let objective = |a: &DMatrix<f64>| -> f64 {
+            let a_inv = a.clone().try_inverse().unwrap();
+            let (bg, _, _) = data.row_bounds(&theta, a, &DMatrix::identity(4, 4));
+            let infl = &cov * (&a_inv * a_inv.transpose() * (bg * bg)) * &cov;
+            (0..4).map(|i| infl[(i, i)] / cov[(i, i)]).sum::<f64>() / 4.0
+        };
+        let chosen = score_shape(&data, &theta, &curv).unwrap();
+        let k = {
+            let dinv = DMatrix::from_diagonal(&cov.diagonal().map(|v| 1.0 / v));
+            &cov * dinv * &cov
+        };
+        let s = second_moment(&data).unwrap();
+        let (s_half, s_inv_half) = (sym_fn(&s, SymFn::Sqrt), sym_fn(&s, SymFn::InvSqrt));
+        let q = &s_inv_half * sym_fn(&(&s_half * &k * &s_half), SymFn::Sqrt) * &s_inv_half;
+        let candidates = [
+            sym_fn(&curv, SymFn::InvSqrt),
+            DMatrix::identity(4, 4),
+            sym_fn(&curv, SymFn::Sqrt),
+            sym_fn(&q, SymFn::Sqrt),
+        ];
+        let best = candidates
+            .iter()
+            .flat_map(|c| [objective(c), objective(&balance(c, &data))])
+            .fold(f64::INFINITY, f64::min);
+        let got = objective(&chosen);
+        assert!(got < best * 0.999, "refined {got} vs best candidate {best}");
+    }
 }
