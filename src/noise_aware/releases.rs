@@ -355,9 +355,9 @@ fn score_shape(data: &GlmData, theta: &[f64], curv: &DMatrix<f64>) -> Result<DMa
         }
     }
     if data.kind != GlmKind::Logistic {
-        // measured on randhie's Poisson model at ε = 8, the refined shape left the
-        // information sampler unmixed (R-hat 1.18 where the candidate's was 1.003): kept to the
-        // model it was measured to help
+        // measured on randhie's Poisson model at ε = 8, the refined shape slows the
+        // information sampler's mixing 2-4× (docs/NOISE-AWARE.md): kept to the model it was
+        // measured to help
         return Ok(best.1);
     }
     let w = &k / d as f64;
