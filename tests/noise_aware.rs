@@ -94,14 +94,7 @@ fn releases_add_the_noise_they_are_charged_for() {
                         .map(|(a, b)| (a - b) / r.noise_sd),
                 );
             }
-            let n = std.len() as f64;
-            let mean = std.iter().sum::<f64>() / n;
-            let var = std.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-            assert!(mean.abs() < 4.0 / n.sqrt(), "{kind:?} {which}: mean {mean}");
-            assert!(
-                (var - 1.0).abs() < 4.0 * (2.0 / n).sqrt(),
-                "{kind:?} {which}: var {var}"
-            );
+            assert_standard_normal(&std, &format!("{kind:?} {which}"));
         }
     }
 }
@@ -119,15 +112,7 @@ fn substituting_a_row_moves_each_statistic_by_at_most_its_sensitivity() {
             let theta: Vec<f64> = (0..d).map(|_| rng.random_range(-1.5..1.5)).collect();
             let shape = DMatrix::from_fn(d, d, |_, _| rng.random_range(-1.0..1.0));
             // a neighbour: row 0 replaced by a vertex (even trials) or a random row
-            let mut x: Vec<f64> = (0..50 * 3).map(|k| data_x(&data, k)).collect();
-            let mut y: Vec<f64> = (0..50).map(|j| data_y(&data, j)).collect();
-            for xc in x.iter_mut().take(3).skip(1) {
-                *xc = if trial % 2 == 0 {
-                    f64::from(rng.random_range(0..2u8))
-                } else {
-                    rng.random()
-                };
-            }
+            let (x, mut y) = row_zero_replaced(&data, trial % 2 == 0, &mut rng);
             y[0] = match kind {
                 GlmKind::Logistic => f64::from(rng.random_range(0..2u8)),
                 GlmKind::Poisson => [0.0, 30.0][rng.random_range(0..2usize)],
@@ -203,26 +188,14 @@ fn sufficient_statistics_are_calibrated_and_bounded() {
             }
         }
     }
-    let n = std.len() as f64;
-    let mean = std.iter().sum::<f64>() / n;
-    let var = std.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    assert!(mean.abs() < 4.0 / n.sqrt(), "mean {mean}");
-    assert!((var - 1.0).abs() < 4.0 * (2.0 / n).sqrt(), "var {var}");
+    assert_standard_normal(&std, "sufficient statistics");
 
     // neighbours: the data set with row 0 replaced by one row the bounds allow, then by
     // another (box vertices with the response at ±5 in even trials, random rows in odd ones)
     let mut rng = chain_rng(11, 0);
     let mut largest = [0.0f64; 3];
     let mut neighbour = |vertex: bool| {
-        let mut x: Vec<f64> = (0..500 * 3).map(|k| data_x(&data, k)).collect();
-        let mut y: Vec<f64> = (0..500).map(|j| data_y(&data, j)).collect();
-        for xc in x.iter_mut().take(3).skip(1) {
-            *xc = if vertex {
-                f64::from(rng.random_range(0..2u8))
-            } else {
-                rng.random()
-            };
-        }
+        let (x, mut y) = row_zero_replaced(&data, vertex, &mut rng);
         y[0] = if vertex {
             [-5.0, 5.0][rng.random_range(0..2usize)]
         } else {
@@ -263,12 +236,35 @@ fn sufficient_statistics_are_calibrated_and_bounded() {
     }
 }
 
-/// Covariate `k` (row-major) and response `j` of a data set.
-fn data_x(data: &GlmData, k: usize) -> f64 {
-    data.rows().0[k]
+/// The rows of `data` (an intercept and two covariates in [0, 1]) with row 0's covariates
+/// replaced by a vertex of the box (`vertex`) or a random point in it; the response as it was.
+fn row_zero_replaced(
+    data: &GlmData,
+    vertex: bool,
+    rng: &mut dp_mcmc::rng::ChainRng,
+) -> (Vec<f64>, Vec<f64>) {
+    let (mut x, y) = data.rows();
+    for xc in x.iter_mut().take(3).skip(1) {
+        *xc = if vertex {
+            f64::from(rng.random_range(0..2u8))
+        } else {
+            rng.random()
+        };
+    }
+    (x, y.to_vec())
 }
-fn data_y(data: &GlmData, j: usize) -> f64 {
-    data.rows().1[j]
+
+/// `values` (standardised noise) look like N(0, 1): mean within 4 standard errors of 0,
+/// variance within 4 standard errors of 1.
+fn assert_standard_normal(values: &[f64], what: &str) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    assert!(mean.abs() < 4.0 / n.sqrt(), "{what}: mean {mean}");
+    assert!(
+        (var - 1.0).abs() < 4.0 * (2.0 / n).sqrt(),
+        "{what}: var {var}"
+    );
 }
 
 /// The ledger: eight Gaussian releases whose composition, recomputed with the tight Gaussian

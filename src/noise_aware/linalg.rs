@@ -1,7 +1,10 @@
 //! Small dense linear algebra of the noise-aware model: `svec` (a symmetric matrix as a vector
 //! with the same Euclidean norm as its Frobenius norm) and functions of symmetric matrices.
 
-use nalgebra::DMatrix;
+use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
+use rand_distr::{Distribution, StandardNormal};
+
+use crate::rng::ChainRng;
 
 /// `svec(S)`: the upper triangle row by row, off-diagonal entries times `√2`.
 pub(crate) fn svec(s: &DMatrix<f64>) -> Vec<f64> {
@@ -59,6 +62,27 @@ pub(crate) fn sym_fn(s: &DMatrix<f64>, f: SymFn) -> DMatrix<f64> {
     });
     let out = &eig.eigenvectors * DMatrix::from_diagonal(&lam) * eig.eigenvectors.transpose();
     (&out + out.transpose()) * 0.5
+}
+
+/// `S` (symmetrised) with its eigenvalues below `floor` raised to it.
+pub(crate) fn floor_eigenvalues(s: &DMatrix<f64>, floor: f64) -> DMatrix<f64> {
+    let eig = ((s + s.transpose()) * 0.5).symmetric_eigen();
+    let lam = eig.eigenvalues.map(|l| l.max(floor));
+    &eig.eigenvectors * DMatrix::from_diagonal(&lam) * eig.eigenvectors.transpose()
+}
+
+/// One draw of `N(P⁻¹b, P⁻¹)` for a precision `P` (symmetrised) and `b`; `None` if `P` is not
+/// positive definite.
+pub(crate) fn draw_from_precision(
+    prec: &DMatrix<f64>,
+    b: &DVector<f64>,
+    rng: &mut ChainRng,
+) -> Option<DVector<f64>> {
+    let chol: Cholesky<f64, Dyn> = Cholesky::new((prec + prec.transpose()) * 0.5)?;
+    let mean = chol.solve(b);
+    let z = DVector::from_iterator(b.len(), (0..b.len()).map(|_| StandardNormal.sample(rng)));
+    let dev = chol.l().transpose().solve_upper_triangular(&z)?;
+    Some(mean + dev)
 }
 
 /// The `p × p` matrix of the linear map `svec(H) ↦ svec(B H Bᵀ)` (`p = d(d+1)/2`).

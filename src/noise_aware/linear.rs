@@ -37,7 +37,7 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 use super::data::{GlmData, GlmKind};
-use super::linalg::{svec, unsvec};
+use super::linalg::{draw_from_precision, floor_eigenvalues, svec, unsvec};
 use super::posterior::ChainDraws;
 use super::releases::Release;
 use crate::error::{Error, Result};
@@ -468,9 +468,7 @@ impl LinearPosterior {
                 return (h, chol, false);
             }
         }
-        let eig = h.symmetric_eigen();
-        let lam = eig.eigenvalues.map(|l| l.max(self.floor));
-        let h = &eig.eigenvectors * DMatrix::from_diagonal(&lam) * eig.eigenvectors.transpose();
+        let h = floor_eigenvalues(&h, self.floor);
         let h = (&h + h.transpose()) * 0.5;
         let chol = Cholesky::new(h.clone()).expect("eigenvalues floored above zero");
         (h, chol, true)
@@ -702,16 +700,13 @@ impl LinearPosterior {
             // β | u, H, σ exactly
             let sig2 = (2.0 * st.s).exp();
             let prec = &self.prior_prec + &st.h / sig2;
-            let prec_chol =
-                Cholesky::new((&prec + prec.transpose()) * 0.5).ok_or_else(|| bug("β step"))?;
-            let mean = prec_chol.solve(&(&self.prior_prec * &self.prior_mean + &st.u / sig2));
-            let zv = DVector::from_iterator(p, (0..p).map(|_| StandardNormal.sample(rng)));
-            let dev = prec_chol
-                .l()
-                .transpose()
-                .solve_upper_triangular(&zv)
-                .ok_or_else(|| bug("β step"))?;
-            let theta: Vec<f64> = self.frame.back(&(mean + dev), st.s).collect();
+            let beta = draw_from_precision(
+                &prec,
+                &(&self.prior_prec * &self.prior_mean + &st.u / sig2),
+                rng,
+            )
+            .ok_or_else(|| bug("β step"))?;
+            let theta: Vec<f64> = self.frame.back(&beta, st.s).collect();
             if step == 0 {
                 out.start = theta.clone();
             }
@@ -728,10 +723,7 @@ impl LinearPosterior {
     /// `(H̃ + S₀⁻¹)⁻¹ ũ` with `H̃` floored to positive definite, and `ln σ` from the released
     /// residual sum of squares; internal coordinates.
     pub(crate) fn point(&self) -> Vec<f64> {
-        let h = unsvec(&self.h_mean, self.p);
-        let eig = h.symmetric_eigen();
-        let lam = eig.eigenvalues.map(|l| l.max(self.floor));
-        let h = &eig.eigenvectors * DMatrix::from_diagonal(&lam) * eig.eigenvectors.transpose();
+        let h = floor_eigenvalues(&unsvec(&self.h_mean, self.p), self.floor);
         let a = &h + &self.prior_prec;
         let beta = Cholesky::new((&a + a.transpose()) * 0.5)
             .map(|c| c.solve(&(&self.u_obs + &self.prior_prec * &self.prior_mean)))

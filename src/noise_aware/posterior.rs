@@ -24,12 +24,12 @@
 //! then drawn exactly from `θ | H`. Several chains from over-dispersed starts give R-hat and
 //! ESS their usual meaning.
 
-use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
+use nalgebra::{Cholesky, DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
 use super::data::GlmKind;
-use super::linalg::{congruence, unsvec};
+use super::linalg::{congruence, draw_from_precision, floor_eigenvalues, unsvec};
 use super::releases::Round;
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
@@ -198,11 +198,7 @@ impl NoiseAwarePosterior {
         let v_chol = Cholesky::new((&v + v.transpose()) * 0.5)?;
         let vh = v_chol.solve(h);
         let prec = h * &vh + &self.prior_prec;
-        let prec_chol: Cholesky<f64, Dyn> = Cholesky::new((&prec + prec.transpose()) * 0.5)?;
-        let mean = prec_chol.solve(&(vh.transpose() * ybar));
-        let z = DVector::from_iterator(self.d, (0..self.d).map(|_| StandardNormal.sample(rng)));
-        let dev = prec_chol.l().transpose().solve_upper_triangular(&z)?;
-        Some(mean + dev)
+        draw_from_precision(&prec, &(vh.transpose() * ybar), rng)
     }
 
     /// A positive definite proposal of `svec(G)`, and whether it had to be floored: when none
@@ -218,10 +214,7 @@ impl NoiseAwarePosterior {
                 return Ok((g, h, false));
             }
         }
-        let gm = unsvec(g.as_slice(), self.d);
-        let eig = ((&gm + gm.transpose()) * 0.5).symmetric_eigen();
-        let lam = eig.eigenvalues.map(|l| l.max(FLOOR));
-        let gm = &eig.eigenvectors * DMatrix::from_diagonal(&lam) * eig.eigenvectors.transpose();
+        let gm = floor_eigenvalues(&unsvec(g.as_slice(), self.d), FLOOR);
         let g = DVector::from_vec(super::linalg::svec(&gm));
         let h = self
             .information(&g)

@@ -25,7 +25,7 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 use super::data::{GlmData, GlmKind};
-use super::linalg::{SymFn, svec, sym_fn, unsvec};
+use super::linalg::{SymFn, floor_eigenvalues, svec, sym_fn, unsvec};
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
 
@@ -284,11 +284,7 @@ pub(crate) fn row_major(m: &DMatrix<f64>) -> Vec<f64> {
 /// `info` made positive definite: in the frame whitened by `b`, eigenvalues below `floor`
 /// are raised to it.
 pub(crate) fn project_pd(info: &DMatrix<f64>, b: &DMatrix<f64>, floor: f64) -> DMatrix<f64> {
-    let w = b * info * b.transpose();
-    let w = (&w + w.transpose()) * 0.5;
-    let eig = w.symmetric_eigen();
-    let lam = eig.eigenvalues.map(|l| l.max(floor));
-    let w = &eig.eigenvectors * DMatrix::from_diagonal(&lam) * eig.eigenvectors.transpose();
+    let w = floor_eigenvalues(&(b * info * b.transpose()), floor);
     let b_inv = b
         .clone()
         .try_inverse()
