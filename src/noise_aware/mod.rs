@@ -4,9 +4,9 @@
 //! A DP-MCMC chain pays for every step, so its path is bounded by the budget; on real data
 //! (tens of thousands of rows, ten parameters) it barely leaves its start and its spread says
 //! nothing about the noise. Here the private part is a handful of passes over the data: a DP
-//! Newton path of four rounds, each releasing the information and score sums with shapes
-//! chosen from earlier releases and sensitivities computed exactly over the declared bounds
-//! (`releases.rs`). The posterior is then post-processing (`posterior.rs`): the score
+//! Newton path of four rounds (six for Poisson regression), each releasing the information and
+//! score sums with shapes chosen from earlier releases and sensitivities computed exactly over
+//! the declared bounds (`releases.rs`). The posterior is then post-processing (`posterior.rs`): the score
 //! releases near the mode are pooled, the true information is a latent variable with the
 //! information releases' noise modelled, and the joint posterior is sampled by several
 //! chains until R-hat ≤ 1.01 and the bulk ESS ≥ 400 on every parameter (no privacy cost).
@@ -55,7 +55,10 @@ use serde::{Deserialize, Serialize};
 pub use data::{GlmData, GlmKind};
 pub use linear::{SUFFICIENT_SHARES, SufficientRelease, release_sufficient};
 pub use posterior::POOLED_ROUNDS;
-pub use releases::{Release, Round, SCHEDULE, release_information, release_score};
+pub use releases::{
+    POISSON_SCHEDULE, Release, Round, SCHEDULE, default_schedule, release_information,
+    release_score,
+};
 
 use crate::accounting::PrivacyEvent;
 use crate::auto::gaussian_budget;
@@ -88,8 +91,10 @@ pub struct NoiseAware {
     /// Seed of a reproducible research run (`None`, default: the releases' noise from OS
     /// entropy; a seeded run is **not** a DP release).
     pub seed: Option<u64>,
-    /// `μ` shares per round, `(information, score)` (default [`SCHEDULE`]).
-    pub schedule: Vec<(f64, f64)>,
+    /// `μ` shares per round, `(information, score)` (`None`, default: the model's
+    /// [`default_schedule`]).
+    #[serde(default)]
+    pub schedule: Option<Vec<(f64, f64)>>,
 }
 
 impl Default for NoiseAware {
@@ -102,7 +107,7 @@ impl Default for NoiseAware {
             max_draws: 64_000,
             warmup: 200,
             seed: None,
-            schedule: SCHEDULE.to_vec(),
+            schedule: None,
         }
     }
 }
@@ -202,7 +207,7 @@ impl NoiseAware {
     /// `μ` shares per round, `(information, score)`, adding up to at most 1.
     #[must_use]
     pub fn schedule(mut self, s: Vec<(f64, f64)>) -> Self {
-        self.schedule = s;
+        self.schedule = Some(s);
         self
     }
 
@@ -217,17 +222,20 @@ impl NoiseAware {
         check::delta("delta", self.delta)?;
         check::at_least_one("chains", self.chains)?;
         check::at_least_one("draws", self.draws)?;
-        if self.schedule.len() < 2 {
+        let Some(schedule) = &self.schedule else {
+            return Ok(());
+        };
+        if schedule.len() < 2 {
             return Err(Error::invalid(
                 "schedule",
-                self.schedule.len(),
+                schedule.len(),
                 "needs at least two rounds (one to reach the mode, one there)",
             ));
         }
-        let total: f64 = self.schedule.iter().map(|(a, b)| a + b).sum();
+        let total: f64 = schedule.iter().map(|(a, b)| a + b).sum();
         if total.is_nan()
             || total > 1.0 + 1e-12
-            || self.schedule.iter().any(|&(a, b)| !(a > 0.0 && b > 0.0))
+            || schedule.iter().any(|&(a, b)| !(a > 0.0 && b > 0.0))
         {
             return Err(Error::invalid(
                 "schedule",
@@ -276,7 +284,11 @@ impl NoiseAware {
                 sufficient: Some(release),
             }
         } else {
-            let path = releases::newton_path(data, mu_total, &self.schedule, &mut rng)?;
+            let schedule = self
+                .schedule
+                .as_deref()
+                .unwrap_or_else(|| default_schedule(data.kind));
+            let path = releases::newton_path(data, mu_total, schedule, &mut rng)?;
             let pooled = posterior::pooled_rounds(&path.rounds, data.kind);
             let post =
                 posterior::NoiseAwarePosterior::new(&path.rounds, &pooled, &data.prior_vars)?;

@@ -42,6 +42,16 @@ pub const POOLED_ROUNDS: usize = 2;
 /// Tries of the positive definite proposal per step before the proposal is floored.
 const MAX_PD_TRIES: usize = 200;
 
+/// Stream of the positive definiteness probe ([`PD_PROBE`]).
+const PROBE_STREAM: u64 = 1 << 43;
+
+/// Proposal draws probed for a positive definite one before the chains start: when none of
+/// them is, the releases are in the floored regime (a positive definite draw has probability
+/// below about 1.5e-4, so the [`MAX_PD_TRIES`] tries of a step would almost surely all fail
+/// too) and each step floors its first draw instead of its 200th: the same proposal
+/// distribution up to that probability, at 1/200 of the cost.
+const PD_PROBE: usize = 20_000;
+
 /// Eigenvalue floor of a floored proposal, in the frame whitened by the last pooled round's
 /// shape (where the released information is near the identity).
 const FLOOR: f64 = 0.05;
@@ -75,6 +85,9 @@ pub(crate) struct NoiseAwarePosterior {
     precisions: Vec<DMatrix<f64>>,
     /// `Σ_pool = (Σ_k Σ_k⁻¹)⁻¹`.
     pool_cov: DMatrix<f64>,
+    /// Tries per step before a proposal is floored ([`MAX_PD_TRIES`], or 1 when the probe of
+    /// [`PD_PROBE`] draws found no positive definite one).
+    pd_tries: usize,
 }
 
 /// One chain's draws of `θ` (row-major) and its accepted `H` proposals.
@@ -134,7 +147,7 @@ impl NoiseAwarePosterior {
         let pool_cov = Cholesky::new(pool_prec)
             .ok_or_else(|| bug("score precision"))?
             .inverse();
-        Ok(NoiseAwarePosterior {
+        let mut post = NoiseAwarePosterior {
             d,
             prior_cov: DMatrix::from_diagonal(&DVector::from_column_slice(prior_vars)),
             prior_prec: DMatrix::from_diagonal(&DVector::from_iterator(
@@ -148,7 +161,29 @@ impl NoiseAwarePosterior {
             points,
             precisions,
             pool_cov,
-        })
+            pd_tries: MAX_PD_TRIES,
+        };
+        post.pd_tries = post.probe_tries();
+        Ok(post)
+    }
+
+    /// One draw of the proposal for `svec(G)` (the information releases' Gaussian).
+    fn draw_g(&self, rng: &mut ChainRng) -> DVector<f64> {
+        let p = self.prop_mean.len();
+        let z = DVector::from_iterator(p, (0..p).map(|_| StandardNormal.sample(rng)));
+        &self.prop_mean + &self.prop_chol * z
+    }
+
+    /// [`MAX_PD_TRIES`], or 1 when none of [`PD_PROBE`] proposal draws is positive definite
+    /// (a fixed stream: post-processing of public releases, no privacy role).
+    fn probe_tries(&self) -> usize {
+        let mut rng = crate::rng::chain_rng(0, PROBE_STREAM);
+        for _ in 0..PD_PROBE {
+            if self.information(&self.draw_g(&mut rng)).is_some() {
+                return MAX_PD_TRIES;
+            }
+        }
+        1
     }
 
     /// `H` of the sampled `svec(G)`, or `None` if `G` is not positive definite.
@@ -202,14 +237,13 @@ impl NoiseAwarePosterior {
     }
 
     /// A positive definite proposal of `svec(G)`, and whether it had to be floored: when none
-    /// of [`MAX_PD_TRIES`] draws is positive definite (releases too noisy for the budget), the
-    /// last draw's eigenvalues are raised to [`FLOOR`] (an approximation, reported).
+    /// of [`MAX_PD_TRIES`] draws (one in the floored regime, [`PD_PROBE`]) is positive
+    /// definite (releases too noisy for the budget), the last draw's eigenvalues are raised to
+    /// [`FLOOR`] (an approximation, reported).
     fn propose(&self, rng: &mut ChainRng) -> Result<(DVector<f64>, DMatrix<f64>, bool)> {
-        let p = self.prop_mean.len();
         let mut g = self.prop_mean.clone();
-        for _ in 0..MAX_PD_TRIES {
-            let z = DVector::from_iterator(p, (0..p).map(|_| StandardNormal.sample(rng)));
-            g = &self.prop_mean + &self.prop_chol * z;
+        for _ in 0..self.pd_tries {
+            g = self.draw_g(rng);
             if let Some(h) = self.information(&g) {
                 return Ok((g, h, false));
             }
