@@ -162,7 +162,7 @@ fn main() {
     if new_file {
         writeln!(
             file,
-            "model,n,d,epsilon,rep,param,rank,draws,in50,in90,max_rhat,floored"
+            "model,n,d,epsilon,rep,param,rank,draws,in50,in90,max_rhat,floored,indefinite"
         )
         .unwrap();
     }
@@ -228,13 +228,14 @@ fn main() {
                             let in50 = q(0.25) <= *t && *t <= q(0.75);
                             let in90 = q(0.05) <= *t && *t <= q(0.95);
                             out.push_str(&format!(
-                                "{},{rep},{j},{rank},{},{},{},{:.4},{:.3}\n",
+                                "{},{rep},{j},{rank},{},{},{},{:.4},{:.3},{:.3}\n",
                                 cell.key(),
                                 v.len(),
                                 u8::from(in50),
                                 u8::from(in90),
                                 fit.report.max_rhat,
-                                fit.report.floored_share
+                                fit.report.floored_share,
+                                fit.report.indefinite_share.unwrap_or(0.0)
                             ));
                         }
                     }
@@ -269,6 +270,8 @@ fn summarise(out: &std::path::Path) {
         let (rank, draws): (usize, usize) = (f[6].parse().unwrap(), f[7].parse().unwrap());
         let (in50, in90): (usize, usize) = (f[8].parse().unwrap(), f[9].parse().unwrap());
         let floored: f64 = f[11].parse().unwrap();
+        // rows written before the GLMs' information share was recorded have no column 12
+        let indefinite: f64 = f.get(12).map_or(0.0, |v| v.parse().unwrap());
         let pos = cells.iter().position(|c| c.0 == key).unwrap_or_else(|| {
             cells.push((key.clone(), (0, 0, 0, 0, 0.0)));
             cells.len() - 1
@@ -277,7 +280,7 @@ fn summarise(out: &std::path::Path) {
         c.0 += 1;
         c.1 += in50;
         c.2 += in90;
-        c.3 += usize::from(floored > 0.0);
+        c.3 += usize::from(floored > 0.0 || indefinite > 0.5);
         c.4 = c.4.max(f[10].parse().unwrap());
         let model = f[0].to_string();
         let h = match hist.iter().position(|h| h.0 == model) {
@@ -290,7 +293,7 @@ fn summarise(out: &std::path::Path) {
         hist[h].1[(rank * BINS / (draws + 1)).min(BINS - 1)] += 1;
     }
     let mut md = String::from(
-        "| model | n | d | ε | intervals | 50 % coverage | 90 % coverage | floored runs' intervals | max R-hat |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| model | n | d | ε | intervals | 50 % coverage | 90 % coverage | intervals of runs floored or mostly indefinite | max R-hat |\n|---|---|---|---|---|---|---|---|---|\n",
     );
     for (key, c) in &cells {
         let f: Vec<&str> = key.split(',').collect();

@@ -679,11 +679,13 @@ fn errors_name_the_parameter() {
     assert!(err.contains("PoissonSampled"), "{err}");
 }
 
+#[cfg(feature = "cli")]
 /// [`cli`] with the arguments of `line` (split at spaces).
 fn cli_line(line: &str) -> (i32, serde_json::Value, String) {
     cli(&line.split(' ').collect::<Vec<_>>())
 }
 
+#[cfg(feature = "cli")]
 fn cli(args: &[&str]) -> (i32, serde_json::Value, String) {
     // DP_MCMC_BIN: override for shared target directories where another checkout may have
     // rebuilt target/debug/dp-mcmc in the meantime; CI uses cargo's binary.
@@ -701,6 +703,7 @@ fn cli(args: &[&str]) -> (i32, serde_json::Value, String) {
     )
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn cli_iterations() {
     let run = |extra: &str| {
@@ -783,6 +786,7 @@ fn cli_iterations() {
     }
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn cli_delta_epsilon() {
     // pld prints a certified interval [delta_lower, delta] (or epsilon_lower, epsilon) at

@@ -108,6 +108,7 @@ fn pld_counts_at_least_rdp_exact() {
     }
 }
 
+#[cfg(feature = "cli")]
 fn cli(line: &str) -> (i32, serde_json::Value, String) {
     // DP_MCMC_BIN: override for shared target directories (as tests/accounting.rs)
     let bin = std::env::var("DP_MCMC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_dp-mcmc").into());
@@ -123,6 +124,7 @@ fn cli(line: &str) -> (i32, serde_json::Value, String) {
     )
 }
 
+#[cfg(feature = "cli")]
 /// `dp-mcmc iterations --algorithm dp-barker --accountant pld`: the same JSON keys as rdp,
 /// its own labels, at least rdp-exact's count; bad input exits 2 naming the flag.
 #[test]

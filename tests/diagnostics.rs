@@ -444,6 +444,7 @@ fn sample_csv_reader() {
 // ---------------------------------------------------------------------------------------
 // CLI
 
+#[cfg(feature = "cli")]
 fn cli(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_dp-mcmc"))
         .args(args)
@@ -456,6 +457,7 @@ fn cli(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+#[cfg(feature = "cli")]
 fn cli_json(args: &[&str]) -> Value {
     let (ok, stdout, stderr) = cli(args);
     assert!(ok, "dp-mcmc {args:?} failed: {stderr}");
@@ -463,6 +465,7 @@ fn cli_json(args: &[&str]) -> Value {
     serde_json::from_str(&stdout).expect("stdout is JSON")
 }
 
+#[cfg(feature = "cli")]
 fn cli_error(args: &[&str], needle: &str) {
     let (ok, stdout, stderr) = cli(args);
     assert!(!ok, "dp-mcmc {args:?} should fail, printed {stdout}");
@@ -479,6 +482,7 @@ fn temp_file(name: &str, text: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn cli_diagnose_matches_references() {
     let refs = refs();
@@ -524,6 +528,7 @@ fn json_f64(v: f64) -> Value {
     Value::from(v)
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn cli_mmd_fixed_and_thesis_bandwidth() {
     let refs = refs();
@@ -575,6 +580,7 @@ fn cli_mmd_fixed_and_thesis_bandwidth() {
     );
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn cli_errors_are_one_line() {
     let x = format!("{REF_DIR}/mmd_gauss2d_shift_X.csv");

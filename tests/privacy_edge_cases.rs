@@ -265,6 +265,7 @@ fn nonprivate_columns_are_labelled() {
     assert!(summary.column("clip_fraction_nonprivate").is_ok());
 }
 
+#[cfg(feature = "cli")]
 /// `dp-mcmc sample` says when its start points come from the data, and takes public ones.
 #[test]
 fn cli_sample_labels_thesis_start_points() {

@@ -91,6 +91,7 @@ fn tempered_2d_minibatch_and_barker_at_epsilon_4() {
     check("tempered-2d DP Barker", &m, 0.6, (0.6, 0.9));
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn cli_sample_prints_the_thesis_metrics() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_dp-mcmc"))

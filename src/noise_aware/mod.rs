@@ -137,11 +137,19 @@ pub struct NoiseAwareReport {
     pub acceptance: Vec<f64>,
     /// Draws per chain kept.
     pub draws_per_chain: usize,
-    /// Share of information proposals that had to be floored (none of 200 draws from the
-    /// releases' Gaussian was positive definite): 0 when the releases determine a positive
-    /// definite information; above 0 the posterior is an approximation (a floored prior on the
-    /// information's weakest directions), too noisy to trust at this budget.
+    /// Share of information proposals that had to be floored (a linear model's sampler: none
+    /// of 200 draws from the releases' Gaussian was positive definite): 0 when the releases
+    /// determine a positive definite information; above 0 the posterior is an approximation (a
+    /// floored prior on the information's weakest directions), too noisy to trust at this
+    /// budget. The GLMs' sampler moves exactly within the positive definite cone and floors
+    /// nothing (only, possibly, a chain's start).
     pub floored_share: f64,
+    /// GLMs (the Newton path): share of the information releases' noise distribution outside
+    /// the positive definite cone (2 000 draws). Near 0 the releases determine the information;
+    /// near 1 its weakest directions are decided by its prior (flat on the cone), and the
+    /// intervals there are wide (`fit` warns above 0.5). `None` for a linear model.
+    #[serde(default)]
+    pub indefinite_share: Option<f64>,
     /// Largest R-hat over the parameters.
     pub max_rhat: f64,
     /// Smallest bulk ESS over the parameters.
@@ -390,6 +398,10 @@ impl NoiseAware {
             acceptance,
             draws_per_chain: draws,
             floored_share,
+            indefinite_share: match &fitted.sampler {
+                Sampler::Laplace(p) => Some(p.indefinite_share()),
+                Sampler::Linear(_) => None,
+            },
             max_rhat,
             min_ess_bulk: min_ess,
         };

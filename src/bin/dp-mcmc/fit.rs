@@ -261,15 +261,27 @@ fn noise_aware(
         None => json!(fit.report.rounds),
     };
     let files = write_fit_outputs(run, 0, &ledger, &a.out)?;
-    let warning = (fit.report.floored_share > 0.0).then(|| {
-        format!(
+    let indefinite = fit.report.indefinite_share.unwrap_or(0.0);
+    let warning = if fit.report.floored_share > 0.0 {
+        Some(format!(
             "{:.0} % of the information proposals were floored: the releases are too noisy at \
              this budget for a positive definite information, and the posterior is an \
              approximation not to be trusted; increase --epsilon, declare narrower --bounds, \
              or rescale the covariates to comparable ranges",
             100.0 * fit.report.floored_share
-        )
-    });
+        ))
+    } else if indefinite > INDEFINITE_WARNING {
+        Some(format!(
+            "{:.0} % of the information releases' noise distribution is not positive definite: \
+             the releases do not determine the information in its weakest directions, so the \
+             intervals there are wide and shaped by the prior rather than the data; increase \
+             --epsilon, declare narrower --bounds, or rescale the covariates to comparable \
+             ranges",
+            100.0 * indefinite
+        ))
+    } else {
+        None
+    };
     Ok(json!({
         "method": "noise-aware",
         "warning": warning,
@@ -286,6 +298,7 @@ fn noise_aware(
         "ledger": privacy.ledger.parts,
         "pooled_rounds": fit.report.pooled,
         "floored_share": fit.report.floored_share,
+        "indefinite_share": fit.report.indefinite_share,
         "seed": a.seed,
         "rng": run.rng.as_str(),
         "wall_seconds": run.wall_seconds,
@@ -293,6 +306,10 @@ fn noise_aware(
         "not_covered": not_covered(a.seed.is_some()),
     }))
 }
+
+/// Share of the information releases' noise distribution outside the positive definite cone
+/// above which `fit` warns (`NoiseAwareReport::indefinite_share`).
+const INDEFINITE_WARNING: f64 = 0.5;
 
 /// What `fit` prints that the (ε, δ) guarantee does not cover (docs/SECURITY.md).
 fn not_covered(seeded: bool) -> Value {
