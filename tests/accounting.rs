@@ -11,6 +11,7 @@ use dp_mcmc::accounting::{
 };
 use dp_mcmc::samplers::MaxIterations;
 use std::collections::HashMap;
+#[cfg(feature = "cli")]
 use std::process::Command;
 
 const VECTORS: &str = concat!(

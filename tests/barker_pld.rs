@@ -3,6 +3,7 @@
 
 use dp_mcmc::accounting::{Accountant, BarkerBound, CertifiedPld, Method, PrivacyEvent, Rdp};
 use dp_mcmc::samplers::MaxIterations;
+#[cfg(feature = "cli")]
 use std::process::Command;
 
 /// δ(ε) after `k` steps: PLD ≤ rdp-exact ≤ Theorem 7, the PLD δ non-decreasing in k.

@@ -2,6 +2,7 @@
 //! DataFrame summary, and the `diagnose` / `mmd` CLI subcommands.
 
 use std::collections::BTreeMap;
+#[cfg(feature = "cli")]
 use std::process::Command;
 
 use dp_mcmc::frame::diagnostics::{param_draws, read_sample_csv, summary};
@@ -476,6 +477,7 @@ fn cli_error(args: &[&str], needle: &str) {
     );
 }
 
+#[cfg(feature = "cli")]
 fn temp_file(name: &str, text: &str) -> String {
     let path = std::env::temp_dir().join(format!("dp-mcmc-diag-{}-{name}", std::process::id()));
     std::fs::write(&path, text).unwrap();
@@ -524,6 +526,7 @@ fn cli_diagnose_matches_references() {
     );
 }
 
+#[cfg(feature = "cli")]
 fn json_f64(v: f64) -> Value {
     Value::from(v)
 }
