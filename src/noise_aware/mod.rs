@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 
 pub use data::{GlmData, GlmKind};
 pub use linear::{SUFFICIENT_SHARES, SufficientRelease, release_sufficient};
-pub use posterior::POOLED_ROUNDS;
+pub use posterior::pooled_round_count;
 pub use releases::{
     POISSON_SCHEDULE, Release, Round, SCHEDULE, default_schedule, release_information,
     release_score,

@@ -4,8 +4,8 @@
 //! # The model
 //! Near the mode the log-likelihood is quadratic with information `H` (latent: the true sum of
 //! the rows' information, unknown because only noisy releases of it exist). For every pooled
-//! round `k` (the last [`POOLED_ROUNDS`] rounds of the path, whose points lie in the quadratic
-//! region):
+//! round `k` (the last [`pooled_round_count`] rounds of the path, whose points lie in the
+//! quadratic region):
 //!
 //! - the score release gives `y_k = A_k⁻¹ g̃_k + H θ_k = u + ξ_k`, `ξ_k ~ N(0, Σ_k)`,
 //!   `Σ_k = s_k² (A_kᵀ A_k)⁻¹`: the score at `θ_k` is `H(θ̂ − θ_k)`, so every round measures the
@@ -38,10 +38,21 @@ use super::releases::Round;
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
 
-/// How many of the last rounds enter the likelihood (a public rule: the path's early rounds
-/// only bring it to the mode's quadratic region; measured on simulated data, the last two
-/// rounds of the default schedule are there).
-pub const POOLED_ROUNDS: usize = 2;
+/// How many of the last rounds enter the likelihood, per model (a public rule: the path's
+/// early rounds only bring it to the mode's quadratic region). Measured on the simulated
+/// calibration grid (docs/NOISE-AWARE.md, "Calibration"): for logistic regression the last
+/// three of its four rounds (pooling two left 28 of 30 cells calibrated and the intervals
+/// wider, pooling all four biased the answer by the first round's linearisation); for
+/// Poisson regression the last two of its six (three over-covered or under-covered 7 cells
+/// of 30, two 4); a linear model's Newton path (not the default: it releases sufficient
+/// statistics) the last one, its information changing with `ln σ` as `e^{−2s}`.
+pub fn pooled_round_count(kind: GlmKind) -> usize {
+    match kind {
+        GlmKind::Logistic => 3,
+        GlmKind::Poisson => 2,
+        GlmKind::Linear => 1,
+    }
+}
 
 /// Tries of the positive definite proposal per step before the proposal is floored.
 const MAX_PD_TRIES: usize = 200;
@@ -61,15 +72,10 @@ const PCN_WINDOW: usize = 20;
 /// shape (where the released information is near the identity).
 const FLOOR: f64 = 0.05;
 
-/// The rounds that enter the likelihood: the last [`POOLED_ROUNDS`] (all of them if fewer);
-/// the last one alone for a linear model, whose information changes with `ln σ` as `e^{−2s}`,
-/// too fast for two rounds' points to share one.
+/// The rounds that enter the likelihood: the last [`pooled_round_count`] (all of them if
+/// fewer).
 pub(crate) fn pooled_rounds(rounds: &[Round], kind: GlmKind) -> Vec<usize> {
-    let k = if kind == GlmKind::Linear {
-        1
-    } else {
-        POOLED_ROUNDS
-    };
+    let k = pooled_round_count(kind);
     (rounds.len().saturating_sub(k)..rounds.len()).collect()
 }
 
