@@ -1,6 +1,7 @@
 //! Evaluation of the noise-aware fit on the shipped RAND HIE data (logistic "any visit"):
 //! against the non-private Laplace posterior, 20 seeds per ε. `cargo run --release --example
-//! noise_aware_eval [seeds]`.
+//! noise_aware_eval [seeds] [--one-hot]` (`--one-hot`: the three health indicators declared
+//! one-hot, as the codebook has them).
 use dp_mcmc::noise_aware::{GlmData, GlmKind, NoiseAware};
 
 fn main() -> dp_mcmc::Result<()> {
@@ -43,7 +44,13 @@ fn main() -> dp_mcmc::Result<()> {
     let names: Vec<String> = std::iter::once("intercept".to_string())
         .chain(cols.iter().map(|c| c.to_string()))
         .collect();
-    let data = GlmData::new(GlmKind::Logistic, x, y, bounds, (0.0, 1.0), 10.0, names)?;
+    let mut data = GlmData::new(GlmKind::Logistic, x, y, bounds, (0.0, 1.0), 10.0, names)?;
+    if std::env::args().any(|a| a == "--one-hot") {
+        // the codebook's self-rated health: at most one of good, fair, poor (excellent is the
+        // reference)
+        data = data.one_hot(&["hlthg", "hlthf", "hlthp"])?;
+        println!("declared one-hot: hlthg, hlthf, hlthp");
+    }
     let d = data.dim();
     let (mode, cov) = data.laplace_nonprivate()?;
     let sd: Vec<f64> = (0..d).map(|i| cov[i * d + i].sqrt()).collect();

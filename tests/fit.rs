@@ -454,3 +454,63 @@ fn noise_aware_fit_converges_and_is_secure_by_default() {
         );
     }
 }
+
+/// `--one-hot` declares indicators of one categorical variable: a fit with it runs the
+/// noise-aware method, and a row with two of them set is an exit-2 error naming the row.
+#[test]
+fn one_hot_groups_are_declared_and_checked() {
+    let dir = temp_dir("one-hot");
+    let mut text = String::from("y,a,b\n");
+    for j in 0..3000 {
+        let (a, b) = match j % 3 {
+            0 => (1, 0),
+            1 => (0, 1),
+            _ => (0, 0),
+        };
+        text.push_str(&format!("{},{a},{b}\n", u8::from(j % 5 < 2 + a)));
+    }
+    let good = dir.join("good.csv");
+    std::fs::write(&good, &text).unwrap();
+    let out = dir.join("o");
+    let args = |data: &Path| {
+        vec![
+            "--data".to_string(),
+            data.display().to_string(),
+            "--model".into(),
+            "logistic".into(),
+            "--response".into(),
+            "y".into(),
+            "--features".into(),
+            "a,b".into(),
+            "--bounds".into(),
+            "a=0:1,b=0:1".into(),
+            "--one-hot".into(),
+            "a,b".into(),
+            "--epsilon".into(),
+            "4".into(),
+            "--delta".into(),
+            "1e-6".into(),
+            "--seed".into(),
+            "1".into(),
+            "--out".into(),
+            out.display().to_string(),
+        ]
+    };
+    let run = |data: &Path| {
+        let a = args(data);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        fit(&refs)
+    };
+    let (code, stdout, stderr) = run(&good);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["method"], "noise-aware");
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, text.replacen("\n1,1,0\n", "\n1,1,1\n", 1)).unwrap();
+    let (code, _, stderr) = run(&bad);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("one-hot") && stderr.contains("row"),
+        "{stderr}"
+    );
+}

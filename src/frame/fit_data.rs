@@ -142,6 +142,9 @@ pub struct FitSpec {
     pub clamp: bool,
     /// Prior standard deviation of every parameter (default `√10`: prior variance 10).
     pub prior_sd: f64,
+    /// Groups of covariates declared one-hot (at most one non-zero per row; used by the
+    /// noise-aware method, [`GlmData::one_hot`](crate::noise_aware::GlmData::one_hot)).
+    pub one_hot: Vec<Vec<String>>,
 }
 
 impl FitSpec {
@@ -155,6 +158,7 @@ impl FitSpec {
             bounds: Vec::new(),
             clamp: false,
             prior_sd: 10f64.sqrt(),
+            one_hot: Vec::new(),
         }
     }
 }
@@ -522,7 +526,7 @@ pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware:
             "declare a Poisson response's bounds as 0:K (K the cap on the counts)",
         ));
     }
-    GlmData::new(
+    let mut data = GlmData::new(
         kind,
         x,
         y,
@@ -530,7 +534,12 @@ pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware:
         y_bounds,
         spec.prior_sd * spec.prior_sd,
         names,
-    )
+    )?;
+    for group in &spec.one_hot {
+        let names: Vec<&str> = group.iter().map(String::as_str).collect();
+        data = data.one_hot(&names)?;
+    }
+    Ok(data)
 }
 
 #[cfg(test)]
