@@ -208,7 +208,8 @@ impl GlmData {
     /// let data = data.one_hot(&["fair", "poor"])?;
     /// // a row with two of them set contradicts the declaration: an error naming the row
     /// let mut bad = x;
-    /// bad[7] = 1.0;
+    /// bad[7] = 1.0; // row 2: fair and poor both set
+    /// bad[8] = 1.0;
     /// let err = GlmData::new(GlmKind::Logistic, bad, vec![0.0, 1.0, 1.0], bounds, (0.0, 1.0),
     ///     10.0, names)?.one_hot(&["fair", "poor"]).unwrap_err();
     /// assert!(err.to_string().contains("row 2"), "{err}");
