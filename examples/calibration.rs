@@ -10,15 +10,15 @@
 //! histograms per model). Each cell holds at least 200 intervals (replications × parameters).
 //!
 //! θ is drawn per replication from N(0, 0.5²) (intercept of Poisson: N(1, 0.5²), redrawn
-//! until the largest mean over the box is at most 12; linear: σ = 0.5), a public generating distribution narrower than the inference prior N(0, 10): the
-//! intervals' coverage of the generating θ is the frequentist check, and the ranks are uniform
+//! until the largest mean over the box is at most 12; linear: σ = 0.5), a public generating
+//! distribution narrower than the inference prior N(0, 10): the intervals' coverage of the generating θ is the frequentist check, and the ranks are uniform
 //! as far as the prior is negligible against the likelihood (n ≥ 1 000).
 
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 
-use dp_mcmc::noise_aware::{GlmData, GlmKind, NoiseAware};
+use dp_mcmc::noise_aware::{GlmData, GlmKind, INDEFINITE_WARNING, NoiseAware};
 use dp_mcmc::rng::chain_rng;
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
@@ -70,17 +70,18 @@ fn simulate(cell: &Cell, seed: u64) -> (GlmData, Vec<f64>) {
     let mut rng = chain_rng(seed, 0);
     let p = cell.p();
     let normal = |rng: &mut dp_mcmc::rng::ChainRng| -> f64 { StandardNormal.sample(rng) };
-    let mut beta: Vec<f64> = (0..p).map(|_| 0.5 * normal(&mut rng)).collect();
-    if cell.kind() == GlmKind::Poisson {
+    let beta = loop {
+        let mut beta: Vec<f64> = (0..p).map(|_| 0.5 * normal(&mut rng)).collect();
+        if cell.kind() != GlmKind::Poisson {
+            break beta;
+        }
         beta[0] += 1.0;
         // data from the model: θ redrawn until the largest mean over the box is at most
         // MAX_POISSON_MEAN, so that the cap of 30 censors almost no count
-        while (beta[0] + beta[1..].iter().map(|b| b.max(0.0)).sum::<f64>()).exp() > MAX_POISSON_MEAN
-        {
-            beta = (0..p).map(|_| 0.5 * normal(&mut rng)).collect();
-            beta[0] += 1.0;
+        if (beta[0] + beta[1..].iter().map(|b| b.max(0.0)).sum::<f64>()).exp() <= MAX_POISSON_MEAN {
+            break beta;
         }
-    }
+    };
     let sigma = 0.5f64;
     let (mut x, mut y) = (Vec::with_capacity(cell.n * p), Vec::with_capacity(cell.n));
     for _ in 0..cell.n {
@@ -280,7 +281,7 @@ fn summarise(out: &std::path::Path) {
         c.0 += 1;
         c.1 += in50;
         c.2 += in90;
-        c.3 += usize::from(floored > 0.0 || indefinite > 0.5);
+        c.3 += usize::from(floored > 0.0 || indefinite > INDEFINITE_WARNING);
         c.4 = c.4.max(f[10].parse().unwrap());
         let model = f[0].to_string();
         let h = match hist.iter().position(|h| h.0 == model) {

@@ -6,7 +6,8 @@
 
 use dp_mcmc::accounting::{Accountant, Pld};
 use dp_mcmc::noise_aware::{
-    GlmData, GlmKind, NoiseAware, release_information, release_score, release_sufficient,
+    GlmData, GlmKind, INDEFINITE_WARNING, NoiseAware, release_information, release_score,
+    release_sufficient,
 };
 use dp_mcmc::rng::chain_rng;
 use nalgebra::DMatrix;
@@ -423,8 +424,8 @@ fn intervals_cover_the_generating_parameters() {
 
 /// The report says how far the releases determine the information: nothing of its noise
 /// distribution is indefinite at a generous budget, most of it at a tiny one (where the weakest
-/// directions are the prior's and `fit` warns), and the exact sampler floors nothing in either
-/// case while its chains still converge.
+/// directions are the prior's and `fit` warns), and in both cases the chains move and
+/// converge.
 #[test]
 fn indefinite_share_reports_how_far_the_releases_determine_the_information() {
     let data = simulate(GlmKind::Logistic, 2000, &[0.2, -0.5, 0.4, 0.3, -0.2], 8);
@@ -440,9 +441,16 @@ fn indefinite_share_reports_how_far_the_releases_determine_the_information() {
     assert_eq!(generous.report.indefinite_share, Some(0.0));
     let tiny = fit(0.1);
     let share = tiny.report.indefinite_share.unwrap();
-    assert!(share > 0.5, "indefinite share {share} at ε = 0.1");
+    assert!(
+        share > INDEFINITE_WARNING,
+        "indefinite share {share} at ε = 0.1"
+    );
     for f in [&generous, &tiny] {
-        assert_eq!(f.report.floored_share, 0.0);
+        assert!(
+            f.report.acceptance.iter().all(|&a| a > 0.05),
+            "{:?}",
+            f.report.acceptance
+        );
         assert!(f.report.max_rhat <= 1.01, "R-hat {}", f.report.max_rhat);
     }
 }

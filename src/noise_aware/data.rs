@@ -250,8 +250,9 @@ impl GlmData {
                 "name at least two distinct covariates",
             ));
         }
+        let set_in_group = |v: &[f64]| idx.iter().filter(|&&i| v[i] != 0.0).count();
         for (j, row) in self.x.chunks_exact(self.p).enumerate() {
-            if idx.iter().filter(|&&i| row[i] != 0.0).count() > 1 {
+            if set_in_group(row) > 1 {
                 return Err(Error::InvalidData(format!(
                     "row {j} has more than one of the one-hot columns {} non-zero; fix the \
                      row or drop the declaration",
@@ -259,16 +260,14 @@ impl GlmData {
                 )));
             }
         }
-        if let Some(vs) = self.vertices.take() {
-            let p = self.p;
-            self.vertices = Some(
-                vs.chunks_exact(p)
-                    .filter(|v| idx.iter().filter(|&&i| v[i] != 0.0).count() <= 1)
-                    .flatten()
-                    .copied()
-                    .collect(),
-            );
-        }
+        let p = self.p;
+        self.vertices = self.vertices.take().map(|vs| {
+            vs.chunks_exact(p)
+                .filter(|v| set_in_group(v) <= 1)
+                .flatten()
+                .copied()
+                .collect()
+        });
         Ok(self)
     }
 

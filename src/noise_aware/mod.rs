@@ -6,8 +6,8 @@
 //! nothing about the noise. Here the private part is a handful of passes over the data: a DP
 //! Newton path of four rounds (six for Poisson regression), each releasing the information and
 //! score sums with shapes chosen from earlier releases and sensitivities computed exactly over
-//! the declared bounds (`releases.rs`). The posterior is then post-processing (`posterior.rs`): the score
-//! releases near the mode are pooled, the true information is a latent variable with the
+//! the declared bounds (`releases.rs`). The posterior is then post-processing
+//! (`posterior.rs`): the score releases near the mode are pooled, the true information is a latent variable with the
 //! information releases' noise modelled, and the joint posterior is sampled by several
 //! chains until R-hat ≤ 1.01 and the bulk ESS ≥ 400 on every parameter (no privacy cost).
 //!
@@ -71,6 +71,12 @@ use crate::samplers::{
 
 /// Stream of the releases (chain `i`'s posterior sampling uses stream `i`).
 const RELEASE_STREAM: u64 = 1 << 42;
+
+/// Share of the information releases' noise distribution outside the positive definite cone
+/// ([`NoiseAwareReport::indefinite_share`]) above which the releases do not determine the
+/// information's weakest directions: `fit` warns, and the calibration study counts the run
+/// among the prior-shaped ones.
+pub const INDEFINITE_WARNING: f64 = 0.5;
 
 /// Builder of a noise-aware fit (see the [module docs](self)).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -147,7 +153,8 @@ pub struct NoiseAwareReport {
     /// GLMs (the Newton path): share of the information releases' noise distribution outside
     /// the positive definite cone (2 000 draws). Near 0 the releases determine the information;
     /// near 1 its weakest directions are decided by its prior (flat on the cone), and the
-    /// intervals there are wide (`fit` warns above 0.5). `None` for a linear model.
+    /// intervals there are wide (`fit` warns above [`INDEFINITE_WARNING`]). `None` for a
+    /// linear model.
     #[serde(default)]
     pub indefinite_share: Option<f64>,
     /// Largest R-hat over the parameters.

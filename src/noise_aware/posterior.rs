@@ -101,6 +101,15 @@ pub(crate) struct NoiseAwarePosterior {
     indefinite: f64,
 }
 
+/// A chain's current information: `svec(G)`, `H`, and the score releases' pooled measurement
+/// `ȳ(H)` with their log marginal likelihood.
+struct ChainState {
+    g: DVector<f64>,
+    h: DMatrix<f64>,
+    ybar: DVector<f64>,
+    log_lik: f64,
+}
+
 /// One chain's draws of `θ` (row-major) and its accepted `H` proposals.
 pub(crate) struct ChainDraws {
     pub draws: Vec<f64>,
@@ -185,11 +194,15 @@ impl NoiseAwarePosterior {
         self.indefinite
     }
 
+    /// A standard normal vector of `svec(G)`'s length.
+    fn standard_normal(&self, rng: &mut ChainRng) -> DVector<f64> {
+        let p = self.prop_mean.len();
+        DVector::from_iterator(p, (0..p).map(|_| StandardNormal.sample(rng)))
+    }
+
     /// One draw of the proposal for `svec(G)` (the information releases' Gaussian).
     fn draw_g(&self, rng: &mut ChainRng) -> DVector<f64> {
-        let p = self.prop_mean.len();
-        let z = DVector::from_iterator(p, (0..p).map(|_| StandardNormal.sample(rng)));
-        &self.prop_mean + &self.prop_chol * z
+        &self.prop_mean + &self.prop_chol * self.standard_normal(rng)
     }
 
     /// The share of [`PD_PROBE`] draws that are not positive definite (a fixed stream:
@@ -205,21 +218,21 @@ impl NoiseAwarePosterior {
     /// A Metropolis–Hastings move to `g2` (a proposal reversible with respect to the
     /// information releases' Gaussian): accepted with the score releases' likelihood ratio,
     /// rejected outside the positive definite cone.
-    fn try_move(
-        &self,
-        g2: DVector<f64>,
-        state: &mut (DVector<f64>, DMatrix<f64>, (DVector<f64>, f64)),
-        rng: &mut ChainRng,
-    ) -> bool {
-        let Some(h2) = self.information(&g2) else {
+    fn try_move(&self, g: DVector<f64>, state: &mut ChainState, rng: &mut ChainRng) -> bool {
+        let Some(h) = self.information(&g) else {
             return false;
         };
-        let Some(next) = self.score_likelihood(&h2) else {
+        let Some((ybar, log_lik)) = self.score_likelihood(&h) else {
             return false;
         };
         let u: f64 = rng.random();
-        if u.ln() < next.1 - state.2.1 {
-            *state = (g2, h2, next);
+        if u.ln() < log_lik - state.log_lik {
+            *state = ChainState {
+                g,
+                h,
+                ybar,
+                log_lik,
+            };
             true
         } else {
             false
@@ -314,17 +327,21 @@ impl NoiseAwarePosterior {
         rng: &mut ChainRng,
     ) -> Result<ChainDraws> {
         let (g, h, _) = self.propose(rng)?;
-        let lik = self
+        let (ybar, log_lik) = self
             .score_likelihood(&h)
             .ok_or_else(|| bug("start likelihood"))?;
-        let mut state = (g, h, lik);
+        let mut state = ChainState {
+            g,
+            h,
+            ybar,
+            log_lik,
+        };
         let mut out = ChainDraws {
             draws: Vec::with_capacity(draws * self.d),
             accepted: Vec::with_capacity(draws),
             start: Vec::new(),
             floored: 0,
         };
-        let p = self.prop_mean.len();
         // ρ of the Crank–Nicolson move, as ln(1 − ρ) so the tuning keeps ρ in (0, 1)
         let mut ln_gap: f64 = (0.5f64).ln();
         let mut window_accepted = 0usize;
@@ -332,9 +349,9 @@ impl NoiseAwarePosterior {
             let independent = self.draw_g(rng);
             let mut accepted = self.try_move(independent, &mut state, rng);
             let rho = 1.0 - ln_gap.exp();
-            let z = DVector::from_iterator(p, (0..p).map(|_| StandardNormal.sample(rng)));
+            let z = self.standard_normal(rng);
             let local = &self.prop_mean
-                + (&state.0 - &self.prop_mean) * rho
+                + (&state.g - &self.prop_mean) * rho
                 + &self.prop_chol * z * (1.0 - rho * rho).sqrt();
             let moved = self.try_move(local, &mut state, rng);
             accepted |= moved;
@@ -350,7 +367,7 @@ impl NoiseAwarePosterior {
                 }
             }
             let theta = self
-                .draw_theta(&state.1, &state.2.0, rng)
+                .draw_theta(&state.h, &state.ybar, rng)
                 .ok_or_else(|| bug("theta conditional"))?;
             if step == 0 {
                 out.start = theta.iter().copied().collect();

@@ -58,14 +58,15 @@ pub struct Round {
 
 /// Shares of the run's Gaussian `μ` per round for logistic regression: `(information,
 /// score)`. Fixed public rule: cheap early rounds to reach the quadratic region, most of the
-/// budget on the last two (pooled) rounds, the score's largest share last.
+/// budget on the last rounds (pooled: [`pooled_round_count`](super::pooled_round_count)), the
+/// score's largest share last.
 pub const SCHEDULE: [(f64, f64); 4] = [(0.03, 0.03), (0.05, 0.07), (0.15, 0.12), (0.20, 0.35)];
 
 /// Poisson regression's schedule: six rounds, the same shape with two more cheap rounds in
 /// front. Newton's method on a log link from the origin moves `η` by at most 2 per round (the
 /// trust region), so four rounds left the pooled points tens of posterior sds from the mode at
 /// n = 100 000 and the intervals under-covered (74-86 %); with six, the simulated 90 %
-/// intervals cover 88-92 % there (docs/NOISE-AWARE.md, "Calibration").
+/// intervals cover 86.6-92.4 % there (docs/NOISE-AWARE.md, "Calibration").
 pub const POISSON_SCHEDULE: [(f64, f64); 6] = [
     (0.02, 0.02),
     (0.02, 0.02),

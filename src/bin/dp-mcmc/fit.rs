@@ -139,12 +139,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         .transpose()?;
     let chosen = parse_algorithm(&a.algorithm)?;
     let mut spec = FitSpec::new(kind, &a.response);
-    spec.features = a.features.as_ref().map(|f| {
-        f.split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect()
-    });
+    spec.features = a.features.as_deref().map(comma_list);
     spec.bounds = a
         .bounds
         .as_deref()
@@ -152,16 +147,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         .transpose()?
         .unwrap_or_default();
     spec.clamp = a.clamp;
-    spec.one_hot = a
-        .one_hot
-        .iter()
-        .map(|g| {
-            g.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        })
-        .collect();
+    spec.one_hot = a.one_hot.iter().map(|g| comma_list(g)).collect();
     if let Some(sd) = a.prior_sd {
         spec.prior_sd = dp_mcmc::error::check::positive("--prior-sd", sd)?;
     }
@@ -286,7 +272,7 @@ fn noise_aware(
              or rescale the covariates to comparable ranges",
             100.0 * fit.report.floored_share
         ))
-    } else if indefinite > INDEFINITE_WARNING {
+    } else if indefinite > dp_mcmc::noise_aware::INDEFINITE_WARNING {
         Some(format!(
             "{:.0} % of the information releases' noise distribution is not positive definite: \
              the releases do not determine the information in its weakest directions, so the \
@@ -323,9 +309,13 @@ fn noise_aware(
     }))
 }
 
-/// Share of the information releases' noise distribution outside the positive definite cone
-/// above which `fit` warns (`NoiseAwareReport::indefinite_share`).
-const INDEFINITE_WARNING: f64 = 0.5;
+/// The names of a comma separated list (blanks trimmed, empty items dropped).
+fn comma_list(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
 
 /// What `fit` prints that the (ε, δ) guarantee does not cover (docs/SECURITY.md).
 fn not_covered(seeded: bool) -> Value {
