@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use common::time;
 
-use dp_mcmc::experiments::{Sampler, SamplerKind};
+use dp_mcmc::experiments::{SamplerKind, tuned_as};
 use dp_mcmc::models::{Experiment, Model};
 use dp_mcmc::noise::{DiscreteGaussian, Lattice, Noise};
 use dp_mcmc::rng::chain_rng;
@@ -64,11 +64,9 @@ fn main() {
 
     println!("\n== easy-2d DP penalty iteration (n = 1e5, tuned: τ 0.1, b 2, sd 0.008) ==");
     let model = Experiment::EasyBanana2d.model().expect("easy-2d model");
-    let Ok(Sampler::DpPenalty(tuned)) =
-        Sampler::tuned(Experiment::EasyBanana2d, SamplerKind::DpPenalty)
-    else {
-        panic!("tuned DP penalty exists for easy-2d");
-    };
+    let tuned: dp_mcmc::samplers::DpPenalty =
+        tuned_as(Experiment::EasyBanana2d, SamplerKind::DpPenalty)
+            .expect("tuned DP penalty exists for easy-2d");
     let theta0 = model.start_points(1).remove(0);
     let cont = tuned.kernel(&model).expect("valid settings");
     let disc = tuned

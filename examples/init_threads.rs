@@ -9,8 +9,9 @@
 
 use std::time::Instant;
 
-use dp_mcmc::auto::{Auto, AutoAlgorithm};
+use dp_mcmc::auto::Auto;
 use dp_mcmc::models::{ColumnData, LogisticModel};
+use dp_mcmc::samplers::SamplerKind;
 use rand::RngExt;
 
 fn main() -> dp_mcmc::Result<()> {
@@ -33,7 +34,7 @@ fn main() -> dp_mcmc::Result<()> {
     let mut draws = Vec::new();
     for threads in [1, 2] {
         let t0 = Instant::now();
-        let run = Auto::new(AutoAlgorithm::DpPenalty)
+        let run = Auto::new(SamplerKind::DpPenalty)
             .epsilon(1.0)
             .delta(1e-6)
             .chains(1)

@@ -12,10 +12,11 @@ pub use crate::error::Error;
 // `Result` is deliberately not re-exported: evcxr writes variable types with the two-argument
 // `std::result::Result`, which a one-argument alias in scope would break. Use
 // `dp_mcmc::Result` in notebook code.
-pub use crate::experiments::{Sampler, SamplerKind, chain_metrics};
+pub use crate::experiments::{chain_metrics, tuned};
 pub use crate::models::{ColumnData, CustomModel, Experiment, ExperimentModel, Model, RowData};
 pub use crate::samplers::{
     ClipDistance, DpBarker, DpHmc, DpPenalty, Hmc, Ledger, MaxIterations, MinibatchPenalty,
-    PrivacyCost, PrivacySpent, ProposalKind, Run, RunSettings, Rwmh, Start, StepSize,
+    PrivacyCost, PrivacySpent, ProposalKind, Run, RunSettings, Rwmh, Sampler, SamplerKind, Start,
+    StepSize,
 };
 pub use polars::prelude::DataFrame;

@@ -2,10 +2,11 @@
 //! the ledger recomposes to the guarantee; adaptation reads only released values.
 
 use dp_mcmc::accounting::{Accountant, Pld, PrivacyEvent, pld_delta};
-use dp_mcmc::auto::{Auto, AutoAlgorithm, gaussian_budget};
+use dp_mcmc::auto::{Auto, default_sampler, gaussian_budget};
 use dp_mcmc::models::testing::IsotropicGaussian;
 use dp_mcmc::models::{CustomModel, Model, RowData};
 use dp_mcmc::rng::ChainRng;
+use dp_mcmc::samplers::SamplerKind;
 use dp_mcmc::samplers::driver::run_chains;
 use dp_mcmc::samplers::{Kernel, RunSettings, Start, StepInfo};
 
@@ -21,9 +22,9 @@ fn model() -> IsotropicGaussian {
 fn ledger_recomposes_to_at_most_the_budget() {
     let m = model();
     for (alg, per_chain) in [
-        (AutoAlgorithm::DpPenalty, false),
-        (AutoAlgorithm::DpPenalty, true),
-        (AutoAlgorithm::DpHmc, false),
+        (SamplerKind::DpPenalty, false),
+        (SamplerKind::DpPenalty, true),
+        (SamplerKind::DpHmc, false),
     ] {
         let (eps, delta) = (1.5, 1e-6);
         let run = Auto::new(alg)
@@ -97,7 +98,7 @@ fn ledger_recomposes_to_at_most_the_budget() {
 #[test]
 fn subsampled_auto_runs_stay_within_the_budget() {
     let m = IsotropicGaussian::generate(100_000, 2, 3);
-    for alg in [AutoAlgorithm::DpBarker, AutoAlgorithm::MinibatchPenalty] {
+    for alg in [SamplerKind::DpBarker, SamplerKind::MinibatchPenalty] {
         let run = Auto::new(alg)
             .epsilon(1.0)
             .delta(1e-6)
@@ -109,7 +110,7 @@ fn subsampled_auto_runs_stay_within_the_budget() {
         let p = run.privacy.as_ref().unwrap();
         assert!(p.epsilon <= 1.0, "{alg:?}");
         let names: Vec<&str> = p.ledger.parts.iter().map(|x| x.part.as_str()).collect();
-        let want: &[&str] = if alg == AutoAlgorithm::DpBarker {
+        let want: &[&str] = if alg == SamplerKind::DpBarker {
             &["initialisation", "warm-up", "sampling"]
         } else {
             &["initialisation", "clip bound", "warm-up", "sampling"]
@@ -131,7 +132,7 @@ fn no_gradients_no_public_bound_is_an_error_except_for_barker() {
         -0.5 * (r[0] - t[0]).powi(2)
     })
     .unwrap();
-    let err = Auto::new(AutoAlgorithm::DpPenalty)
+    let err = Auto::new(SamplerKind::DpPenalty)
         .epsilon(1.0)
         .delta(1e-5)
         .progress(false)
@@ -139,7 +140,7 @@ fn no_gradients_no_public_bound_is_an_error_except_for_barker() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("public") && err.contains("bound"), "{err}");
-    let run = Auto::new(AutoAlgorithm::DpBarker)
+    let run = Auto::new(SamplerKind::DpBarker)
         .epsilon(1.0)
         .delta(1e-5)
         .chains(1)
@@ -251,7 +252,7 @@ fn reparametrised_draws_are_in_the_model_coordinates() {
     let (mean, var) = model.posterior();
     let sd = var.sqrt();
     for reparametrise in [true, false] {
-        let run = Auto::new(AutoAlgorithm::for_model(&model))
+        let run = Auto::new(default_sampler(&model))
             .epsilon(50.0)
             .delta(1e-6)
             .chains(2)
@@ -261,7 +262,7 @@ fn reparametrised_draws_are_in_the_model_coordinates() {
             .run(&model)
             .unwrap();
         let report = run.auto.as_ref().unwrap();
-        assert_eq!(report.algorithm, AutoAlgorithm::DpPenalty);
+        assert_eq!(report.algorithm, SamplerKind::DpPenalty);
         assert_eq!(report.reparametrised, reparametrise);
         for i in 0..2 {
             let kept: Vec<f64> = run
@@ -291,7 +292,7 @@ fn reparametrised_draws_are_in_the_model_coordinates() {
 fn auto_runs_are_secure_unless_seeded() {
     let m = IsotropicGaussian::generate(3_000, 2, 5);
     let go = |seed: Option<u64>| {
-        let mut a = Auto::new(AutoAlgorithm::DpPenalty)
+        let mut a = Auto::new(SamplerKind::DpPenalty)
             .epsilon(2.0)
             .delta(1e-6)
             .chains(2)
@@ -336,7 +337,7 @@ fn one_row_with_a_non_finite_hessian_does_not_abort_the_initial_point() {
     let y: Vec<f64> = (0..n).map(|j| (j % 4) as f64).collect();
     let x = ColumnData::from_columns(vec![vec![1.0; n], x1]).unwrap();
     let model = PoissonRegression::new(x, &y, 10.0).unwrap();
-    let run = Auto::new(AutoAlgorithm::DpPenalty)
+    let run = Auto::new(SamplerKind::DpPenalty)
         .epsilon(4.0)
         .delta(1e-6)
         .chains(1)

@@ -218,7 +218,7 @@ fn data_that_do_not_fit_f32_are_typed_errors() {
 #[test]
 #[ignore = "measurement for the docs (about 2 minutes in the dev profile)"]
 fn measure_the_layout_effect() {
-    use dp_mcmc::experiments::{Sampler, SamplerKind};
+    use dp_mcmc::experiments::{SamplerKind, tuned};
     for exp in [Experiment::EasyBanana2d, Experiment::Gauss30d] {
         let m64 = exp.model().unwrap();
         let m32 = m64.clone().compact().unwrap();
@@ -227,7 +227,7 @@ fn measure_the_layout_effect() {
         let exact = (0..exp.dim())
             .map(|i| (e64[i] - e32[i]).abs() / sd[i])
             .fold(0.0, f64::max);
-        let sampler = Sampler::tuned(exp, SamplerKind::DpPenalty)
+        let sampler = tuned(exp, SamplerKind::DpPenalty)
             .unwrap()
             .epsilon(4.0)
             .delta(0.1 / exp.n() as f64)

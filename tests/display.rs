@@ -59,7 +59,7 @@ fn quickstart_run_cells() -> dp_mcmc::Result<()> {
 /// "looking at one chain" cell with the fluent tuned sampler (fewer iterations here).
 #[test]
 fn algorithm_comparison_cells() -> dp_mcmc::Result<()> {
-    use dp_mcmc::experiments::{Sampler, SamplerKind};
+    use dp_mcmc::experiments::{SamplerKind, tuned};
     use dp_mcmc::models::Model;
     use dp_mcmc::plots::experiments as figs;
     let results = DataFrame::empty();
@@ -78,7 +78,7 @@ fn algorithm_comparison_cells() -> dp_mcmc::Result<()> {
     }
 
     let model = Experiment::EasyBanana2d.model()?;
-    let s = Sampler::tuned(Experiment::EasyBanana2d, SamplerKind::DpPenalty)?
+    let s = tuned(Experiment::EasyBanana2d, SamplerKind::DpPenalty)?
         .epsilon(4.0)
         .delta(0.1 / model.n_rows() as f64)
         .per_chain_budget(true)

@@ -3,7 +3,7 @@
 //! unchanged default path.
 
 use dp_mcmc::diagnostics::mmd_thesis;
-use dp_mcmc::experiments::{Sampler, SamplerKind};
+use dp_mcmc::experiments::{SamplerKind, tuned_as};
 use dp_mcmc::models::testing::{IsotropicGaussian, check_normal_draws};
 use dp_mcmc::models::{Experiment, Model};
 use dp_mcmc::noise::Noise;
@@ -195,9 +195,7 @@ fn easy_2d_discrete_matches_continuous() {
     let model = exp.model().unwrap();
     let n = model.n_rows();
     let reference: Vec<f64> = model.default_reference_sample().unwrap().concat();
-    let Sampler::DpPenalty(tuned) = Sampler::tuned(exp, SamplerKind::DpPenalty).unwrap() else {
-        panic!("tuned DP penalty")
-    };
+    let tuned: DpPenalty = tuned_as(exp, SamplerKind::DpPenalty).unwrap();
     const C: usize = 8;
     let run_base = tuned
         .per_chain_budget(true)

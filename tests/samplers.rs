@@ -9,13 +9,13 @@
 //! range read off the figure, and each chain by 0.9 (a chain stuck near its start point has
 //! MMD ≈ 1).
 
-use dp_mcmc::experiments::{ChainMetrics, Sampler, SamplerKind, chain_metrics};
+use dp_mcmc::experiments::{ChainMetrics, SamplerKind, chain_metrics, tuned};
 use dp_mcmc::models::{Experiment, Model};
 use dp_mcmc::samplers::{Budget, Start};
 
 fn run(exp: Experiment, kind: SamplerKind, chains: usize, seed: u64) -> Vec<ChainMetrics> {
     let model = exp.model().unwrap();
-    let mut s = Sampler::tuned(exp, kind).unwrap();
+    let mut s = tuned(exp, kind).unwrap();
     let r = s.run_settings_mut();
     r.budget = Budget::Privacy {
         epsilon: 4.0,

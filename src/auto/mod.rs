@@ -15,7 +15,7 @@
 //!    accept decisions ([`crate::samplers::adapt`]): post-processing, so the only cost is the
 //!    warm-up iterations, charged as `"warm-up"`;
 //! 4. **sampling**: the noise scale and the iteration count follow from the budget left and
-//!    n (`derive.rs`), the count from Algorithm 2 on top of the earlier releases, charged as
+//!    n (each sampler's [`Sampler::derive_auto`](crate::samplers::Sampler::derive_auto)), the count from Algorithm 2 on top of the earlier releases, charged as
 //!    `"sampling"`.
 //!
 //! The releases before the chains take fixed shares of the budget ([`BudgetSplit`]); every
@@ -29,11 +29,12 @@
 //! output of the run except the diagnostics the crate labels non-private (clip fractions).
 //!
 //! ```
-//! use dp_mcmc::auto::{Auto, AutoAlgorithm};
+//! use dp_mcmc::auto::Auto;
+//! use dp_mcmc::samplers::SamplerKind;
 //! use dp_mcmc::models::testing::IsotropicGaussian;
 //! # fn main() -> dp_mcmc::Result<()> {
 //! let model = IsotropicGaussian::generate(5_000, 2, 1);
-//! let run = Auto::new(AutoAlgorithm::DpPenalty)
+//! let run = Auto::new(SamplerKind::DpPenalty)
 //!     .epsilon(2.0).delta(1e-6).chains(2).target_iterations(200)
 //!     .run(&model)?;
 //! assert_eq!(run.rng.as_str(), "secure"); // OS entropy unless .seed(s) is set
@@ -43,13 +44,12 @@
 //! assert_eq!(parts, ["initialisation", "clip bound", "warm-up", "sampling"]);
 //! assert_eq!(run.warmup, run.iterations / 2);
 //! // Bad input is an error naming the setting:
-//! let err = Auto::new(AutoAlgorithm::DpPenalty).epsilon(-1.0).delta(1e-6).run(&model);
+//! let err = Auto::new(SamplerKind::DpPenalty).epsilon(-1.0).delta(1e-6).run(&model);
 //! assert!(err.unwrap_err().to_string().contains("epsilon"));
 //! # Ok(()) }
 //! ```
 
 mod clip;
-mod derive;
 mod init;
 mod reparam;
 mod split;
@@ -59,7 +59,8 @@ use std::time::Duration;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
-pub use derive::{DerivedSettings, HMC_LEAPFROG_STEPS};
+pub use crate::samplers::DerivedSettings;
+pub use crate::samplers::dp_hmc::AUTO_LEAPFROG_STEPS as HMC_LEAPFROG_STEPS;
 pub use init::InitialPoint;
 pub use split::{BudgetSplit, gaussian_budget};
 
@@ -67,44 +68,44 @@ use crate::accounting::PrivacyEvent;
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::chain_rng;
-use crate::samplers::{EarlierRelease, Run, Start};
+use crate::samplers::{AutoInputs, EarlierRelease, Run, SamplerKind, Start};
 
-/// The DP sampler of an `auto` run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum AutoAlgorithm {
-    /// DP penalty, full random-walk update (any model).
-    DpPenalty,
-    /// DP HMC (models with per-row gradients).
-    DpHmc,
-    /// Minibatch DP penalty (certified PLD accountant).
-    MinibatchPenalty,
-    /// DP Barker (the exact Rényi accountant `rdp-exact`).
-    DpBarker,
+/// The default sampler of an `auto` run on `model`: the DP penalty, in the whitened
+/// coordinates of the DP initial point; DP Barker for a model with neither per-row gradients
+/// nor a public bound (the only sampler that needs no clip bound). Measured on the RAND HIE
+/// logistic regression (d = 10, n = 20 190, ε = 8, `docs/AUTO.md`), `auto` DP HMC's means were
+/// up to 7.4 posterior standard deviations off against the DP penalty's 2.2, at 10× the run
+/// time.
+pub fn default_sampler<M: Model + ?Sized>(model: &M) -> SamplerKind {
+    if !model.has_gradient() && model.public_lipschitz().is_none() {
+        SamplerKind::DpBarker
+    } else {
+        SamplerKind::DpPenalty
+    }
 }
 
-impl AutoAlgorithm {
-    /// The default for a model: the DP penalty, in the whitened coordinates of the DP initial
-    /// point; DP Barker for a model with neither per-row gradients nor a public bound (the
-    /// only sampler that needs no clip bound). Measured on the RAND HIE logistic regression
-    /// (d = 10, n = 20 190, ε = 8, `docs/AUTO.md`), `auto` DP HMC's means were up to 7.4
-    /// posterior standard deviations off against the DP penalty's 2.2, at 10× the run time.
-    pub fn for_model<M: Model + ?Sized>(model: &M) -> Self {
-        if !model.has_gradient() && model.public_lipschitz().is_none() {
-            AutoAlgorithm::DpBarker
-        } else {
-            AutoAlgorithm::DpPenalty
-        }
-    }
+/// The samplers an `auto` run can derive: the private samplers of the registry, by their
+/// family key (a variant such as `dp-penalty-gwmh` is tuned by hand).
+pub fn auto_samplers() -> impl Iterator<Item = SamplerKind> {
+    SamplerKind::all().filter(|k| k.is_private() && k.build().key() == k.key())
+}
 
-    /// The CLI name (`dp-penalty`, `dp-hmc`, `minibatch-penalty`, `dp-barker`).
-    pub fn key(self) -> &'static str {
-        match self {
-            AutoAlgorithm::DpPenalty => "dp-penalty",
-            AutoAlgorithm::DpHmc => "dp-hmc",
-            AutoAlgorithm::MinibatchPenalty => "minibatch-penalty",
-            AutoAlgorithm::DpBarker => "dp-barker",
-        }
+/// The sampler `name` of an `auto` run.
+///
+/// # Errors
+/// An unknown name, or a sampler without an `auto` derivation (the message lists those with
+/// one).
+pub fn auto_sampler(name: &str) -> Result<SamplerKind> {
+    let kind: SamplerKind = name.parse()?;
+    if auto_samplers().any(|k| k == kind) {
+        return Ok(kind);
     }
+    let keys: Vec<&str> = auto_samplers().map(SamplerKind::key).collect();
+    Err(Error::invalid(
+        "algorithm",
+        name,
+        format!("auto runs {}", keys.join(", ")),
+    ))
 }
 
 /// How a clip bound was chosen.
@@ -125,7 +126,7 @@ pub struct ClipChoice {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AutoReport {
     /// The sampler.
-    pub algorithm: AutoAlgorithm,
+    pub algorithm: SamplerKind,
     /// The total Gaussian `μ` the budget allows ([`gaussian_budget`]).
     pub mu_total: f64,
     /// The shares of the releases before the chains.
@@ -162,7 +163,7 @@ pub struct AutoReport {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Auto {
     /// The sampler.
-    pub algorithm: AutoAlgorithm,
+    pub algorithm: SamplerKind,
     /// ε of the whole analysis.
     pub epsilon: f64,
     /// δ of the whole analysis.
@@ -224,7 +225,7 @@ const JITTER_STREAM: u64 = 1 << 41;
 
 impl Auto {
     /// An `auto` run of `algorithm` with the defaults; set `.epsilon(e).delta(d)`.
-    pub fn new(algorithm: AutoAlgorithm) -> Self {
+    pub fn new(algorithm: SamplerKind) -> Self {
         Auto {
             algorithm,
             epsilon: f64::NAN,
@@ -346,6 +347,7 @@ impl Auto {
         })?;
         check::delta("delta", self.delta)?;
         check::at_least_one("chains", self.chains)?;
+        auto_sampler(self.algorithm.key())?;
         self.split.validate()?;
         if !(self.warmup_fraction >= 0.0 && self.warmup_fraction < 1.0) {
             return Err(Error::invalid(
@@ -490,7 +492,8 @@ impl Auto {
         // public bound when one is declared: the worst case is often far above the typical
         // row, and the noise scales with the bound), or the public bound alone when the model
         // has no gradients or the split gives the quantile nothing.
-        let clip = if self.algorithm == AutoAlgorithm::DpBarker {
+        let base = self.algorithm.build();
+        let clip = if !base.uses_clip_bound() {
             None
         } else if model.has_gradient() && self.split.clip_bound > 0.0 {
             let q = clip::QUERIES;
@@ -531,7 +534,7 @@ impl Auto {
             ));
         };
         let mu_before: f64 = before.iter().filter_map(|b| b.event.gaussian_mu()).sum();
-        let public_inputs = derive::Public {
+        let public_inputs = AutoInputs {
             n,
             d,
             copies: if self.per_chain_budget {
@@ -545,7 +548,7 @@ impl Auto {
             shape: shape.clone(),
             target_iterations: self.target_iterations,
         };
-        let (sampler, derived) = derive::derive(self.algorithm, &public_inputs)?;
+        let (sampler, derived) = base.derive_auto(&public_inputs)?;
         let jitter_sd = 2.0 * derived.initial_step;
         let starts: Vec<Vec<f64>> = (0..self.chains as u64)
             .map(|i| {
@@ -588,7 +591,7 @@ impl Auto {
             .ok_or_else(|| Error::Model("auto needs a DP sampler".into()))?;
         let warmup = (iterations as f64 * self.warmup_fraction).floor() as usize;
         let sampler = sampler.with_run_settings(settings(warmup));
-        let mut run = sampler.run(model)?;
+        let mut run = sampler.run(&model)?;
         run.auto = Some(AutoReport {
             algorithm: self.algorithm,
             mu_total,

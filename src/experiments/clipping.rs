@@ -5,9 +5,9 @@
 use serde::Serialize;
 
 use super::grid::{Task, TaskKind};
-use super::sampler_kind::SamplerKind;
 use crate::models::Experiment;
 use crate::samplers::ClipDistance;
+use crate::samplers::SamplerKind;
 
 /// The thesis' clip-bound grid.
 pub const THESIS_CLIP_BOUNDS: [f64; 8] = [0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 1000.0];

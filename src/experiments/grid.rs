@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use super::sampler_kind::SamplerKind;
 use crate::models::Experiment;
 use crate::samplers::ClipDistance;
+use crate::samplers::SamplerKind;
 
 /// What a task computes.
 #[derive(Clone, Debug, PartialEq, Serialize)]

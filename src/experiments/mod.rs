@@ -9,20 +9,18 @@ mod metrics;
 mod posterior;
 mod results;
 mod runner;
-mod sampler_kind;
-mod sampler_setters;
 mod shard;
 mod tuned;
 
+pub use crate::samplers::SamplerKind;
 pub use clipping::{BaselineSpec, ClippingSpec, THESIS_CLIP_BOUNDS};
 pub use grid::{ComparisonSpec, Task, TaskKind, comparison_algorithms};
 pub use metrics::{ChainMetrics, chain_metrics, trace_metrics};
 pub use posterior::{FIGURE_5_1_EXPERIMENTS, HmcTrajectory, PosteriorGrid};
 pub use results::{RESULT_COLUMNS, ResultRow, ResultsFile, finished_tasks, read_results};
 pub use runner::{GridReport, GridRunner};
-pub use sampler_kind::SamplerKind;
 pub use shard::{MergeReport, Shard, merge_results};
-pub use tuned::Sampler;
+pub use tuned::{tuned, tuned_as};
 
 #[cfg(test)]
 mod tests;

@@ -186,15 +186,14 @@ impl HmcTrajectory {
     /// # Errors
     /// `resolution < 2`, or the circle model cannot be built.
     pub fn circle(seed: u64, warmup: usize, resolution: usize) -> Result<HmcTrajectory> {
-        use crate::experiments::{Sampler, SamplerKind};
-        use crate::samplers::Kernel;
+        use crate::samplers::{DpHmc, Kernel, SamplerKind};
         let model = Experiment::Circle.model()?;
-        let Sampler::DpHmc(mut hmc) = Sampler::tuned(Experiment::Circle, SamplerKind::DpHmc)?
-        else {
-            return Err(Error::Model(
-                "the tuned circle DP HMC is not a DP HMC".into(),
-            ));
-        };
+        let tuned = crate::experiments::tuned(Experiment::Circle, SamplerKind::DpHmc)?;
+        let mut hmc = tuned
+            .as_any()
+            .downcast_ref::<DpHmc>()
+            .cloned()
+            .ok_or_else(|| Error::Model("the tuned circle DP HMC is not a DP HMC".into()))?;
         hmc.leapfrog_steps = 48;
         let kernel = hmc.kernel(&model)?;
         let mut rng = crate::rng::chain_rng(seed, 0);

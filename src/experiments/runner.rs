@@ -14,13 +14,13 @@ use serde::Serialize;
 use super::grid::{Task, TaskKind};
 use super::metrics::trace_metrics;
 use super::results::{ResultRow, ResultsFile, finished_tasks};
-use super::tuned::Sampler;
+use super::tuned::tuned;
 use crate::diagnostics::sample_metrics;
 use crate::error::{Error, Result};
 use crate::models::{Experiment, ExperimentModel};
 use crate::progress::Progress;
-use crate::samplers::driver::run_chains;
-use crate::samplers::{Budget, ChainTrace, RunSettings, Start};
+
+use crate::samplers::{Budget, ChainTrace, RunSettings, Sampler, Start};
 
 /// Settings of a grid run.
 #[derive(Clone, Debug)]
@@ -119,11 +119,11 @@ impl Problem {
 type BudgetKey = (Experiment, &'static str, u64);
 
 /// The tuned sampler of a comparison task with its per-chain budget (ε, δ = 0.1/n).
-fn comparison_sampler(task: &Task) -> Result<Sampler> {
+fn comparison_sampler(task: &Task) -> Result<Box<dyn Sampler>> {
     let TaskKind::Comparison { algorithm, epsilon } = task.kind else {
         return Err(Error::invalid("task", task.id(), "not a comparison task"));
     };
-    let mut s = Sampler::tuned(task.experiment, algorithm)?;
+    let mut s = tuned(task.experiment, algorithm)?;
     let r = s.run_settings_mut();
     r.budget = Budget::Privacy {
         epsilon,
@@ -150,27 +150,6 @@ fn budget_key(task: &Task) -> Option<BudgetKey> {
             Some((task.experiment, algorithm.key(), epsilon.to_bits()))
         }
         _ => None,
-    }
-}
-
-/// Runs the kernel of `s` for exactly `k` iterations (the budget was computed once per
-/// configuration; recomputing it per chain would repeat the Fourier accountant's search).
-fn run_fixed(
-    s: &Sampler,
-    model: &ExperimentModel,
-    run: &RunSettings,
-    k: usize,
-) -> Result<Vec<ChainTrace>> {
-    match s {
-        Sampler::DpPenalty(p) => run_chains(&p.kernel(model)?, model, run, k),
-        Sampler::DpHmc(p) => run_chains(&p.kernel(model)?, model, run, k),
-        Sampler::MinibatchPenalty(p) => run_chains(&p.kernel(model)?, model, run, k),
-        Sampler::DpBarker(p) => run_chains(&p.kernel(model)?, model, run, k),
-        Sampler::Rwmh(_) | Sampler::Hmc(_) => Err(Error::invalid(
-            "algorithm",
-            "non-private",
-            "comparison tasks run DP samplers",
-        )),
     }
 }
 
@@ -247,7 +226,7 @@ fn run_task(
                     Error::invalid("chain", task.chain, "more chains than start points")
                 })?;
                 let s = comparison_sampler(task)?;
-                let traces = run_fixed(&s, &p.model, &settings(Start::PerChain(vec![start])), k)?;
+                let traces = s.run_chains(&p.model, &settings(Start::PerChain(vec![start])), k)?;
                 let trace = &traces[0];
                 if trace.stopped_early {
                     return Ok(None);
@@ -260,19 +239,9 @@ fn run_task(
             clip_bound,
             distance,
         } => {
-            let mut s = Sampler::tuned(task.experiment, *algorithm)?;
+            let mut s = tuned(task.experiment, *algorithm)?;
             s.set_clip_bound(*clip_bound)?;
-            match &mut s {
-                Sampler::Rwmh(r) => r.clip_distance = *distance,
-                Sampler::Hmc(h) => h.clip_distance = *distance,
-                _ => {
-                    return Err(Error::invalid(
-                        "algorithm",
-                        algorithm.key(),
-                        "the clipping study runs rwmh or hmc",
-                    ));
-                }
-            }
+            s.set_clip_distance(*distance)?;
             let theta0 = task
                 .experiment
                 .true_theta()

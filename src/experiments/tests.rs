@@ -5,7 +5,7 @@
 use super::*;
 use crate::accounting::{Gradient, Method};
 use crate::models::Experiment;
-use crate::samplers::Budget;
+use crate::samplers::{Budget, DpBarker, DpHmc, DpPenalty, MinibatchPenalty, Sampler};
 
 const CSV: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -13,7 +13,7 @@ const CSV: &str = concat!(
 );
 
 /// The per-chain budget the thesis used: chains are independent repeats.
-fn per_chain(mut s: Sampler, eps: f64, delta: f64) -> Sampler {
+fn per_chain(mut s: Box<dyn Sampler>, eps: f64, delta: f64) -> Box<dyn Sampler> {
     let r = s.run_settings_mut();
     r.budget = Budget::Privacy {
         epsilon: eps,
@@ -24,37 +24,44 @@ fn per_chain(mut s: Sampler, eps: f64, delta: f64) -> Sampler {
     s
 }
 
-fn configured(exp: Experiment, algorithm: &str, variant: &str) -> Option<Sampler> {
+fn configured(exp: Experiment, algorithm: &str, variant: &str) -> Option<Box<dyn Sampler>> {
     // The thesis' `hmc` is DP HMC (here `hmc` is the non-private baseline).
     let kind: SamplerKind = if algorithm == "hmc" {
         SamplerKind::DpHmc
     } else {
         algorithm.parse().ok()?
     };
-    let mut s = Sampler::tuned(exp, kind).ok()?;
-    match (&mut s, variant) {
-        (Sampler::DpPenalty(p), "adp") => p.accountant = Method::Pld,
-        (Sampler::DpPenalty(p), "zcdp") => p.accountant = Method::Zcdp,
-        (Sampler::DpHmc(p), v) => {
-            p.accountant = if v.starts_with("zcdp") {
-                Method::Zcdp
-            } else {
-                Method::Pld
-            };
-            p.gradient = if v.ends_with("march") {
-                Gradient::Reuse
-            } else {
-                Gradient::Fresh
-            };
+    let mut s = tuned(exp, kind).ok()?;
+    let any = s.as_any_mut();
+    if let Some(p) = any.downcast_mut::<DpPenalty>() {
+        p.accountant = match variant {
+            "adp" => Method::Pld,
+            "zcdp" => Method::Zcdp,
+            _ => return None,
+        };
+    } else if let Some(p) = any.downcast_mut::<DpHmc>() {
+        p.accountant = if variant.starts_with("zcdp") {
+            Method::Zcdp
+        } else {
+            Method::Pld
+        };
+        p.gradient = if variant.ends_with("march") {
+            Gradient::Reuse
+        } else {
+            Gradient::Fresh
+        };
+    } else if let Some(p) = any.downcast_mut::<MinibatchPenalty>() {
+        match variant {
+            "fa" => p.accountant = Method::Fourier,
+            // `rdp` rows are the thesis code's Theorem 8 sum (thesis-compatible mode).
+            "rdp" => {
+                p.accountant = Method::Rdp;
+                p.thesis_compatible = true;
+            }
+            _ => return None,
         }
-        (Sampler::MinibatchPenalty(p), "fa") => p.accountant = Method::Fourier,
-        // `rdp` rows are the thesis code's Theorem 8 sum (thesis-compatible mode).
-        (Sampler::MinibatchPenalty(p), "rdp") => {
-            p.accountant = Method::Rdp;
-            p.thesis_compatible = true;
-        }
-        (Sampler::DpBarker(_), "rdp") => {}
-        _ => return None,
+    } else if any.downcast_mut::<DpBarker>().is_none() || variant != "rdp" {
+        return None;
     }
     Some(s)
 }
@@ -95,10 +102,9 @@ fn tuned_samplers_get_the_thesis_iteration_counts() {
 fn whole_release_budget_is_shared_by_the_chains() {
     // 20 chains sharing (ε = 4, δ = 1e-6) on easy-2d: each gets ⌊702·…⌋ = the count of the
     // composition of 20·k steps, i.e. ⌊K/20⌋ with K the single-chain count for the same budget.
-    let mut s = Sampler::tuned(Experiment::EasyBanana2d, SamplerKind::DpHmc).unwrap();
-    if let Sampler::DpHmc(p) = &mut s {
-        p.gradient = Gradient::Reuse;
-    }
+    let mut hmc: DpHmc = tuned_as(Experiment::EasyBanana2d, SamplerKind::DpHmc).unwrap();
+    hmc.gradient = Gradient::Reuse;
+    let mut s: Box<dyn Sampler> = Box::new(hmc);
     let one = per_chain(s.clone(), 4.0, 1e-6)
         .budget(100_000)
         .unwrap()

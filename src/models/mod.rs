@@ -61,6 +61,7 @@ mod banana;
 mod circle;
 mod custom;
 mod dataset;
+mod forward;
 mod gaussian;
 mod glm;
 mod linear;

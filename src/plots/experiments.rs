@@ -20,23 +20,12 @@ use crate::experiments::SamplerKind;
 use crate::models::Experiment;
 use crate::{Error, Result};
 
-/// The thesis' hue order (Figures 6.3–6.8), then the non-private samplers.
-const HUE_ORDER: [SamplerKind; 8] = [
-    SamplerKind::DpHmc,
-    SamplerKind::DpPenalty,
-    SamplerKind::DpPenaltyGwmh,
-    SamplerKind::MinibatchPenalty,
-    SamplerKind::MinibatchPenaltyGwmh,
-    SamplerKind::DpBarker,
-    SamplerKind::Hmc,
-    SamplerKind::Rwmh,
-];
-
-/// Colour index and label of an algorithm key (unknown keys keep their name, grey).
+/// Colour index and label of an algorithm key: its position in the registry, whose order is
+/// the thesis' hue order (Figures 6.3–6.8); unknown keys keep their name, grey.
 fn hue(key: &str) -> (usize, String) {
     match key.parse::<SamplerKind>() {
         Ok(k) => {
-            let i = HUE_ORDER.iter().position(|h| *h == k).unwrap_or(7);
+            let i = SamplerKind::all().position(|h| h == k).unwrap_or(7);
             (i, k.label().to_string())
         }
         Err(_) => (7, key.to_string()),

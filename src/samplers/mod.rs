@@ -1,6 +1,7 @@
 //! MCMC samplers and the run driver. One folder per sampler (`dp_penalty/`, `dp_hmc/`,
 //! `minibatch_penalty/`, `dp_barker/`, `rwmh/`, `hmc/`): its builder, its privacy cost
-//! ([`PrivacyCost`]) and its kernel. Shared: the [`Kernel`] trait, the data pass (`pass`;
+//! ([`PrivacyCost`]), its kernel, and its [`Sampler`] implementation (samplers as values),
+//! listed once in the [`REGISTRY`] (`registry.rs`; [`SamplerKind`] names one by its key). Shared: the [`Kernel`] trait, the data pass (`pass`;
 //! `split` spreads it over threads), proposals, run settings, the driver (chains in parallel), the privacy plan and ledger
 //! (`privacy`), and [`MaxIterations`].
 
@@ -10,6 +11,7 @@ pub mod dp_barker;
 pub mod dp_hmc;
 pub mod dp_penalty;
 pub mod driver;
+mod fluent;
 pub mod hmc;
 mod iterations;
 pub mod kernel;
@@ -17,8 +19,10 @@ pub mod minibatch_penalty;
 pub mod pass;
 mod privacy;
 pub mod proposal;
+mod registry;
 pub mod run;
 pub mod rwmh;
+pub(crate) mod sampler;
 mod settings;
 pub mod split;
 pub mod vcorr;
@@ -38,8 +42,10 @@ pub use kernel::{Kernel, StepInfo};
 pub use minibatch_penalty::MinibatchPenalty;
 pub use privacy::{ChainLedger, EarlierRelease, Ledger, LedgerPart, PrivacyCost};
 pub use proposal::{ClipDistance, ProposalKind, StepSize};
+pub use registry::{REGISTRY, SamplerEntry, SamplerKind};
 pub use run::{ChainTrace, PrivacySpent, Run, StepTotals};
 pub use rwmh::Rwmh;
+pub use sampler::{AutoInputs, DerivedSettings, Sampler};
 pub use settings::{Budget, DEFAULT_MAX_TRACE_BYTES, MAX_CHAINS, RunSettings, Start};
 
 #[cfg(test)]

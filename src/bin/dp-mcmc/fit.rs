@@ -7,12 +7,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use dp_mcmc::auto::{Auto, AutoAlgorithm};
+use dp_mcmc::auto::{Auto, auto_sampler, default_sampler};
 use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds, prepare, prepare_glm};
 use dp_mcmc::frame::fit_output::write_fit_outputs;
 use dp_mcmc::frame::read_table;
 use dp_mcmc::models::Model;
 use dp_mcmc::noise_aware::NoiseAware;
+use dp_mcmc::samplers::SamplerKind;
 use dp_mcmc::{Error, Result};
 use serde_json::{Value, json};
 
@@ -86,22 +87,14 @@ pub struct FitArgs {
 }
 
 /// The sampler `--algorithm` names; `None` for `auto` (the library's default for the model,
-/// [`AutoAlgorithm::for_model`]).
-fn parse_algorithm(name: &str) -> Result<Option<AutoAlgorithm>> {
-    Ok(Some(match name {
-        "auto" => return Ok(None),
-        "dp-penalty" => AutoAlgorithm::DpPenalty,
-        "dp-hmc" => AutoAlgorithm::DpHmc,
-        "minibatch-penalty" => AutoAlgorithm::MinibatchPenalty,
-        "dp-barker" => AutoAlgorithm::DpBarker,
-        _ => {
-            return Err(Error::invalid(
-                "--algorithm",
-                name,
-                "use auto, dp-penalty, dp-hmc, minibatch-penalty or dp-barker",
-            ));
-        }
-    }))
+/// [`default_sampler`]).
+fn parse_algorithm(name: &str) -> Result<Option<SamplerKind>> {
+    if name == "auto" {
+        return Ok(None);
+    }
+    auto_sampler(name)
+        .map(Some)
+        .map_err(|e| Error::invalid("--algorithm", name, format!("{e}; or auto")))
 }
 
 /// Library parameter name → `fit` flag.
@@ -176,7 +169,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         return noise_aware(&a, &table, &spec, kind);
     }
     let model = prepare(&table, &spec)?;
-    let alg = chosen.unwrap_or_else(|| AutoAlgorithm::for_model(&model));
+    let alg = chosen.unwrap_or_else(|| default_sampler(&model));
     let mut auto = Auto::new(alg)
         .epsilon(a.epsilon)
         .delta(a.delta)

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 use dp_mcmc::accounting::{Gradient, Method};
-use dp_mcmc::experiments::{Sampler, SamplerKind, chain_metrics};
+use dp_mcmc::experiments::{chain_metrics, tuned};
 use dp_mcmc::models::{Experiment, Model};
 use dp_mcmc::samplers::{Budget, Start, StepSize};
+use dp_mcmc::samplers::{DpHmc, MinibatchPenalty, Sampler, SamplerKind};
 use dp_mcmc::{Error, Result};
 use serde_json::{Value, json};
 
@@ -151,8 +152,13 @@ fn parse_method(s: &str) -> Result<Method> {
     }
 }
 
-fn configure(a: &SampleArgs, exp: Experiment, kind: SamplerKind, n: usize) -> Result<Sampler> {
-    let mut s = Sampler::tuned(exp, kind)?;
+fn configure(
+    a: &SampleArgs,
+    exp: Experiment,
+    kind: SamplerKind,
+    n: usize,
+) -> Result<Box<dyn Sampler>> {
+    let mut s = tuned(exp, kind)?;
     if let Some(t) = a.tau {
         s.set_tau(t)?;
     }
@@ -165,42 +171,23 @@ fn configure(a: &SampleArgs, exp: Experiment, kind: SamplerKind, n: usize) -> Re
     if let Some(b) = a.batch_size {
         s.set_batch_size(b)?;
     }
-    let method = a.accountant.as_deref().map(parse_method).transpose()?;
-    match &mut s {
-        Sampler::DpPenalty(p) => p.accountant = method.unwrap_or(Method::Pld),
-        Sampler::DpHmc(p) => {
-            p.accountant = method.unwrap_or(Method::Pld);
-            p.gradient = match a.gradient.as_deref() {
-                None | Some("fresh") => Gradient::Fresh,
-                Some("reuse") => Gradient::Reuse,
-                Some(g) => return Err(Error::invalid("--gradient", g, "use fresh or reuse")),
-            };
-        }
-        Sampler::MinibatchPenalty(p) => {
-            p.accountant = method.unwrap_or(Method::Fourier);
-            p.thesis_compatible = a.thesis_compatible;
-        }
-        Sampler::DpBarker(p) => {
-            if let Some(m) =
-                method.filter(|m| !matches!(m, Method::Rdp | Method::RdpExact | Method::Pld))
-            {
-                return Err(Error::invalid(
-                    "--accountant",
-                    m.label(),
-                    "dp-barker supports --accountant rdp (Theorem 7), rdp-exact or pld",
-                ));
-            }
-            p.accountant = method.unwrap_or(Method::Rdp);
-        }
-        Sampler::Rwmh(_) | Sampler::Hmc(_) => {
-            if let Some(m) = method.filter(|&m| m != Method::Rdp || !kind.is_private()) {
-                return Err(Error::invalid(
-                    "--accountant",
-                    m.label(),
-                    format!("{} has a fixed accounting", kind.key()),
-                ));
-            }
-        }
+    s.set_accountant(a.accountant.as_deref().map(parse_method).transpose()?)?;
+    if let Some(g) = a.gradient.as_deref() {
+        let Some(hmc) = s.as_any_mut().downcast_mut::<DpHmc>() else {
+            return Err(Error::invalid(
+                "--gradient",
+                g,
+                "only dp-hmc has a gradient schedule",
+            ));
+        };
+        hmc.gradient = match g {
+            "fresh" => Gradient::Fresh,
+            "reuse" => Gradient::Reuse,
+            _ => return Err(Error::invalid("--gradient", g, "use fresh or reuse")),
+        };
+    }
+    if let Some(m) = s.as_any_mut().downcast_mut::<MinibatchPenalty>() {
+        m.thesis_compatible = a.thesis_compatible;
     }
     let r = s.run_settings_mut();
     r.chains = a.chains;
@@ -354,7 +341,7 @@ fn auto_run(
     kind: SamplerKind,
     model: &impl Model,
 ) -> Result<dp_mcmc::samplers::Run> {
-    use dp_mcmc::auto::{Auto, AutoAlgorithm};
+    use dp_mcmc::auto::{Auto, auto_sampler};
     if let Some(f) = tuning_flags(a) {
         return Err(Error::invalid(
             f,
@@ -362,19 +349,7 @@ fn auto_run(
             "--auto derives this setting itself: drop the flag (or drop --auto to tune by hand)",
         ));
     }
-    let algorithm = match kind {
-        SamplerKind::DpPenalty => AutoAlgorithm::DpPenalty,
-        SamplerKind::DpHmc => AutoAlgorithm::DpHmc,
-        SamplerKind::MinibatchPenalty => AutoAlgorithm::MinibatchPenalty,
-        SamplerKind::DpBarker => AutoAlgorithm::DpBarker,
-        other => {
-            return Err(Error::invalid(
-                "algorithm",
-                other.key(),
-                "--auto runs dp-penalty, dp-hmc, minibatch-penalty or dp-barker",
-            ));
-        }
-    };
+    let algorithm = auto_sampler(kind.key())?;
     let epsilon = a
         .epsilon
         .ok_or_else(|| Error::invalid("epsilon", "missing", "--auto needs --epsilon"))?;

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::minibatch_penalty::{CERTIFIED_LABEL, check_batch};
 use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::StepSize;
+use super::registry::SamplerEntry;
+use super::sampler::{AutoInputs, DerivedSettings, Sampler, sampler_basics};
 use super::settings::{RunSettings, run_setters};
 use crate::accounting::{
     Accountant, BarkerBound, CertifiedPld, Method, PrivacyEvent, Rdp, Releases,
@@ -84,7 +86,7 @@ impl DpBarker {
     /// # Ok::<(), dp_mcmc::Error>(())
     /// ```
     pub fn auto() -> crate::auto::Auto {
-        crate::auto::Auto::new(crate::auto::AutoAlgorithm::DpBarker)
+        crate::auto::Auto::new(super::SamplerKind::DpBarker)
     }
     /// Batch size (1 ≤ b ≤ n; Theorem 7 needs b ≥ 20).
     #[must_use]
@@ -178,5 +180,70 @@ impl PrivacyCost for DpBarker {
             Ok(None) => CERTIFIED_LABEL,
             _ => Method::Rdp.label(),
         }
+    }
+}
+
+/// The registry's DP Barker.
+pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
+    key: "dp-barker",
+    label: "DP Barker",
+    aliases: &["barker"],
+    private: true,
+    build: || Box::new(DpBarker::builder()),
+};
+
+impl Sampler for DpBarker {
+    sampler_basics!("dp-barker", private);
+
+    fn uses_clip_bound(&self) -> bool {
+        false
+    }
+    fn set_clip_bound(&mut self, b: f64) -> Result<()> {
+        Err(Error::invalid(
+            "clip_bound",
+            b,
+            "DP Barker's clip bound is fixed at 0.99·√b/(nT)",
+        ))
+    }
+    fn set_proposal_sd(&mut self, sd: StepSize) -> Result<()> {
+        self.proposal_sd = sd;
+        Ok(())
+    }
+    fn set_batch_size(&mut self, b: usize) -> Result<()> {
+        self.batch_size = b;
+        Ok(())
+    }
+    /// Default: Theorem 7's RDP bound; `rdp-exact` and `pld` (certified) are the others.
+    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
+        if let Some(m) =
+            method.filter(|m| !matches!(m, Method::Rdp | Method::RdpExact | Method::Pld))
+        {
+            return Err(Error::invalid(
+                "--accountant",
+                m.label(),
+                "dp-barker supports --accountant rdp (Theorem 7), rdp-exact or pld",
+            ));
+        }
+        self.accountant = method.unwrap_or(Method::Rdp);
+        Ok(())
+    }
+
+    /// Batches of `1300·⌈d/5⌉` rows (at most `n`; the thesis' 1300 at d = 2 and 2600 at
+    /// d = 10), the exact Rényi accountant, and the fallback first step.
+    fn derive_auto(&self, p: &AutoInputs) -> Result<(Box<dyn Sampler>, DerivedSettings)> {
+        let batch = p.n.min(1300 * p.d.div_ceil(5).max(1));
+        let step = p.fallback_step;
+        let s = DpBarker::builder()
+            .batch_size(batch)
+            .proposal_sd(p.shaped(step))
+            .accountant(Method::RdpExact);
+        let derived = DerivedSettings {
+            target_iterations: 0,
+            tau: None,
+            tau_g: None,
+            batch_size: Some(batch),
+            initial_step: step,
+        };
+        Ok((Box::new(s), derived))
     }
 }

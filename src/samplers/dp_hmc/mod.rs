@@ -7,6 +7,8 @@ use super::hmc::{HmcKernel, HmcNoise};
 use super::privacy::{
     PrivacyCost, dp_run, full_data_accountant, full_data_label, gaussian_release,
 };
+use super::registry::SamplerEntry;
+use super::sampler::{AutoInputs, DerivedSettings, Sampler, sampler_basics};
 use super::settings::{RunSettings, hmc_setters, run_setters};
 use crate::accounting::{Accountant, Gradient, Method, PrivacyEvent, Releases};
 use crate::error::{Error, Result};
@@ -100,7 +102,7 @@ impl DpHmc {
     /// # Ok::<(), dp_mcmc::Error>(())
     /// ```
     pub fn auto() -> crate::auto::Auto {
-        crate::auto::Auto::new(crate::auto::AutoAlgorithm::DpHmc)
+        crate::auto::Auto::new(super::SamplerKind::DpHmc)
     }
     /// Ratio noise scale τ_l.
     #[must_use]
@@ -202,4 +204,62 @@ fn check_leapfrog_steps(l: usize) -> Result<u64> {
     u32::try_from(l)
         .map(u64::from)
         .map_err(|_| Error::invalid("leapfrog_steps", l, "is too large"))
+}
+
+/// Leapfrog steps of an `auto` DP HMC run.
+pub const AUTO_LEAPFROG_STEPS: usize = 10;
+
+/// The registry's DP HMC.
+pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
+    key: "dp-hmc",
+    label: "DP HMC",
+    aliases: &[],
+    private: true,
+    build: || Box::new(DpHmc::builder()),
+};
+
+impl Sampler for DpHmc {
+    sampler_basics!("dp-hmc", private);
+
+    fn set_tau(&mut self, tau: f64) -> Result<()> {
+        self.tau_l = tau;
+        Ok(())
+    }
+    fn set_clip_bound(&mut self, b: f64) -> Result<()> {
+        self.clip_bound = b;
+        Ok(())
+    }
+    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
+        self.accountant = method.unwrap_or(Method::Pld);
+        Ok(())
+    }
+
+    /// `K` = 500 target iterations, `L` = [`AUTO_LEAPFROG_STEPS`], τ_g = τ_l·√(2(L+1)) (the
+    /// `L + 1` gradient releases together cost half the ratio's), and a trajectory that covers
+    /// a posterior scale of `√d/(b√n)` per coordinate.
+    fn derive_auto(&self, p: &AutoInputs) -> Result<(Box<dyn Sampler>, DerivedSettings)> {
+        let k = p.target_iterations.unwrap_or(500);
+        let l = AUTO_LEAPFROG_STEPS;
+        let b = p.clip.unwrap_or(1.0);
+        let tau_l = p.tau_for(k, 1.5);
+        let tau_g = tau_l * (2.0 * (l + 1) as f64).sqrt();
+        let eta = 2.0 * (p.d as f64).sqrt() / (b * (p.n as f64).sqrt()) / l as f64;
+        let s = DpHmc::builder()
+            .tau_l(tau_l)
+            .tau_g(tau_g)
+            .leapfrog_steps(l)
+            .step_size(eta)
+            .mass(p.shape.iter().map(|r| 1.0 / (r * r)).collect())
+            .clip_bound(b)
+            .grad_clip_bound(b)
+            .accountant(Method::Pld);
+        let derived = DerivedSettings {
+            target_iterations: k,
+            tau: Some(tau_l),
+            tau_g: Some(tau_g),
+            batch_size: None,
+            initial_step: eta,
+        };
+        Ok((Box::new(s), derived))
+    }
 }

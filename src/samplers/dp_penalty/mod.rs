@@ -12,6 +12,8 @@ use super::privacy::{
     PrivacyCost, dp_run, full_data_accountant, full_data_label, gaussian_release,
 };
 use super::proposal::{ProposalKind, StepSize};
+use super::registry::SamplerEntry;
+use super::sampler::{AutoInputs, DerivedSettings, Sampler, sampler_basics};
 use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::{Accountant, Method, Releases};
 use crate::error::Result;
@@ -95,7 +97,7 @@ impl DpPenalty {
     /// # Ok::<(), dp_mcmc::Error>(())
     /// ```
     pub fn auto() -> crate::auto::Auto {
-        crate::auto::Auto::new(crate::auto::AutoAlgorithm::DpPenalty)
+        crate::auto::Auto::new(super::SamplerKind::DpPenalty)
     }
 
     /// Noise of the penalty test: [`Noise::Gaussian`] (default) or exact discrete Gaussian
@@ -132,5 +134,71 @@ impl PrivacyCost for DpPenalty {
     }
     fn accountant_label(&self) -> &'static str {
         full_data_label(self.accountant, self.noise.is_discrete())
+    }
+}
+
+/// The registry's DP penalty samplers: full update, OCU, OCU + guided walk.
+pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
+    key: "dp-penalty",
+    label: "DP Penalty",
+    aliases: &["dpps"],
+    private: true,
+    build: || Box::new(DpPenalty::builder()),
+};
+pub(crate) const OCU_ENTRY: SamplerEntry = SamplerEntry {
+    key: "dp-penalty-ocu",
+    label: "DP Penalty OCU",
+    aliases: &[],
+    private: true,
+    build: || Box::new(DpPenalty::builder().ocu()),
+};
+pub(crate) const GWMH_ENTRY: SamplerEntry = SamplerEntry {
+    key: "dp-penalty-gwmh",
+    label: "DP Penalty OCU+GWMH",
+    aliases: &["dppa"],
+    private: true,
+    build: || Box::new(DpPenalty::builder().gwmh()),
+};
+
+impl Sampler for DpPenalty {
+    sampler_basics!("dp-penalty", private);
+
+    fn set_tau(&mut self, tau: f64) -> Result<()> {
+        self.tau = tau;
+        Ok(())
+    }
+    fn set_clip_bound(&mut self, b: f64) -> Result<()> {
+        self.clip_bound = b;
+        Ok(())
+    }
+    fn set_proposal_sd(&mut self, sd: StepSize) -> Result<()> {
+        self.proposal_sd = sd;
+        Ok(())
+    }
+    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
+        self.accountant = method.unwrap_or(Method::Pld);
+        Ok(())
+    }
+
+    /// A full update with `K` = 2000 target iterations (τ from it) and a first step at which
+    /// the test's noise `σ = 2bΔτ√n` is 2.
+    fn derive_auto(&self, p: &AutoInputs) -> Result<(Box<dyn Sampler>, DerivedSettings)> {
+        let k = p.target_iterations.unwrap_or(2000);
+        let b = p.clip.unwrap_or(1.0);
+        let tau = p.tau_for(k, 1.0);
+        let step = 1.0 / (b * tau * (p.n as f64).sqrt()) / (p.d as f64).sqrt();
+        let s = DpPenalty::builder()
+            .tau(tau)
+            .clip_bound(b)
+            .proposal_sd(p.shaped(step))
+            .accountant(Method::Pld);
+        let derived = DerivedSettings {
+            target_iterations: k,
+            tau: Some(tau),
+            tau_g: None,
+            batch_size: None,
+            initial_step: step,
+        };
+        Ok((Box::new(s), derived))
     }
 }

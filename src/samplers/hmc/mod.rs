@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::driver::finish;
 use super::proposal::ClipDistance;
+use super::registry::SamplerEntry;
 use super::run::Run;
+use super::sampler::{Sampler, sampler_basics};
 use super::settings::{RunSettings, clipped_baseline_setters, hmc_setters, run_setters};
 use crate::error::Result;
 use crate::models::Model;
@@ -67,10 +69,10 @@ impl Hmc {
     pub fn builder() -> Self {
         Self::default()
     }
-    /// Run the chains.
-    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+    /// The validated kernel for `model`.
+    pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<HmcKernel> {
         let mass = self.mass.clone().unwrap_or_else(|| vec![1.0; model.dim()]);
-        let kernel = HmcKernel::new(
+        Ok(HmcKernel::new(
             self.leapfrog_steps,
             self.step_size,
             mass,
@@ -78,7 +80,32 @@ impl Hmc {
             None,
             Gradient::Reuse,
         )?
-        .with_clip_distance(self.clip_distance);
-        finish(&kernel, model, &self.run, self, None)
+        .with_clip_distance(self.clip_distance))
+    }
+    /// Run the chains.
+    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+        finish(&self.kernel(model)?, model, &self.run, self, None)
+    }
+}
+
+/// The registry's non-private HMC.
+pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
+    key: "hmc",
+    label: "HMC",
+    aliases: &[],
+    private: false,
+    build: || Box::new(Hmc::builder()),
+};
+
+impl Sampler for Hmc {
+    sampler_basics!("hmc", baseline);
+
+    fn set_clip_bound(&mut self, b: f64) -> Result<()> {
+        self.clip_bound = Some(b);
+        Ok(())
+    }
+    fn set_clip_distance(&mut self, d: ClipDistance) -> Result<()> {
+        self.clip_distance = d;
+        Ok(())
     }
 }

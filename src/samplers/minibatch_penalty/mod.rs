@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::{ProposalKind, StepSize};
+use super::registry::SamplerEntry;
+use super::sampler::{AutoInputs, DerivedSettings, Sampler, sampler_basics};
 use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::{
     Accountant, CertifiedPld, Fourier, Method, PrivacyEvent, Rdp, Releases, WorBound,
@@ -110,7 +112,7 @@ impl MinibatchPenalty {
     /// # Ok::<(), dp_mcmc::Error>(())
     /// ```
     pub fn auto() -> crate::auto::Auto {
-        crate::auto::Auto::new(crate::auto::AutoAlgorithm::MinibatchPenalty)
+        crate::auto::Auto::new(super::SamplerKind::MinibatchPenalty)
     }
     /// Batch size (1 ≤ b ≤ n).
     #[must_use]
@@ -212,4 +214,68 @@ pub(crate) const CERTIFIED_LABEL: &str = "PLD (certified)";
 /// The minibatch penalty's RDP accountant: integer orders 2..=199, as the thesis code scans.
 pub(crate) fn minibatch_rdp(bound: WorBound) -> Result<Rdp> {
     Ok(Rdp::with_orders(integer_orders(2, 199))?.wor_bound(bound))
+}
+
+/// The registry's minibatch DP penalty samplers: full update, OCU + guided walk.
+pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
+    key: "minibatch-penalty",
+    label: "Minibatch DP Penalty",
+    aliases: &["mdpps"],
+    private: true,
+    build: || Box::new(MinibatchPenalty::builder()),
+};
+pub(crate) const GWMH_ENTRY: SamplerEntry = SamplerEntry {
+    key: "minibatch-penalty-gwmh",
+    label: "Minibatch DP Penalty OCU+GWMH",
+    aliases: &["mdppa"],
+    private: true,
+    build: || Box::new(MinibatchPenalty::builder().proposal(ProposalKind::GuidedWalk)),
+};
+
+impl Sampler for MinibatchPenalty {
+    sampler_basics!("minibatch-penalty", private);
+
+    fn set_tau(&mut self, tau: f64) -> Result<()> {
+        self.tau = tau;
+        Ok(())
+    }
+    fn set_clip_bound(&mut self, b: f64) -> Result<()> {
+        self.clip_bound = b;
+        Ok(())
+    }
+    fn set_proposal_sd(&mut self, sd: StepSize) -> Result<()> {
+        self.proposal_sd = sd;
+        Ok(())
+    }
+    fn set_batch_size(&mut self, b: usize) -> Result<()> {
+        self.batch_size = b;
+        Ok(())
+    }
+    /// Default: the Fourier accountant (the thesis').
+    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
+        self.accountant = method.unwrap_or(Method::Fourier);
+        Ok(())
+    }
+
+    /// τ = 1, batches of `max(1000, n/100)` rows (at most `n`), certified PLD accounting.
+    fn derive_auto(&self, p: &AutoInputs) -> Result<(Box<dyn Sampler>, DerivedSettings)> {
+        let batch = p.n.min(1000.max(p.n.div_ceil(100)));
+        let b = p.clip.unwrap_or(1.0);
+        let tau = 1.0;
+        let step = 1.0 / (b * (p.n as f64).sqrt()) / (p.d as f64).sqrt();
+        let s = MinibatchPenalty::builder()
+            .tau(tau)
+            .clip_bound(b)
+            .batch_size(batch)
+            .proposal_sd(p.shaped(step))
+            .accountant(Method::Pld);
+        let derived = DerivedSettings {
+            target_iterations: 0,
+            tau: Some(tau),
+            tau_g: None,
+            batch_size: Some(batch),
+            initial_step: step,
+        };
+        Ok((Box::new(s), derived))
+    }
 }

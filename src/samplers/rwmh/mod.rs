@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::driver::finish;
 use super::proposal::{ClipDistance, StepSize};
+use super::registry::SamplerEntry;
 use super::run::Run;
+use super::sampler::{Sampler, sampler_basics};
 use super::settings::{RunSettings, clipped_baseline_setters, run_setters};
 use crate::error::Result;
 use crate::models::Model;
@@ -63,10 +65,39 @@ impl Rwmh {
         self.proposal_sd = sd.into();
         self
     }
+    /// The validated kernel for `model`.
+    pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<RwmhKernel> {
+        let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
+        RwmhKernel::new(sd, self.clip_bound, self.clip_distance)
+    }
     /// Run the chains.
     pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
-        let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
-        let kernel = RwmhKernel::new(sd, self.clip_bound, self.clip_distance)?;
-        finish(&kernel, model, &self.run, self, None)
+        finish(&self.kernel(model)?, model, &self.run, self, None)
+    }
+}
+
+/// The registry's random-walk MH.
+pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
+    key: "rwmh",
+    label: "RWMH",
+    aliases: &[],
+    private: false,
+    build: || Box::new(Rwmh::builder()),
+};
+
+impl Sampler for Rwmh {
+    sampler_basics!("rwmh", baseline);
+
+    fn set_clip_bound(&mut self, b: f64) -> Result<()> {
+        self.clip_bound = Some(b);
+        Ok(())
+    }
+    fn set_clip_distance(&mut self, d: ClipDistance) -> Result<()> {
+        self.clip_distance = d;
+        Ok(())
+    }
+    fn set_proposal_sd(&mut self, sd: StepSize) -> Result<()> {
+        self.proposal_sd = sd;
+        Ok(())
     }
 }

@@ -1,15 +1,15 @@
-//! Fluent run settings on a tuned [`Sampler`], as on the samplers' own builders:
-//! `Sampler::tuned(exp, kind)?.epsilon(4.0).delta(1e-6).chains(4).seed(1)`.
+//! Fluent run settings on a boxed [`Sampler`] (any sampler as a value), as on the samplers' own
+//! builders: `tuned(exp, kind)?.epsilon(4.0).delta(1e-6).chains(4).seed(1)`.
 //!
-//! Each setter writes one field of [`RunSettings`](crate::samplers::RunSettings) (see
-//! [`Sampler::run_settings_mut`]); `run()` validates them all, so a bad value is a typed error
-//! there, not a panic here.
+//! Each setter writes one field of [`RunSettings`] (see [`Sampler::run_settings_mut`]); `run()`
+//! validates them all, so a bad value is a typed error there, not a panic here.
 //!
 //! ```
 //! use dp_mcmc::prelude::*;
+//! use dp_mcmc::experiments::tuned;
 //! # fn main() -> dp_mcmc::Result<()> {
 //! let model = Experiment::EasyBanana2d.model()?;
-//! let s = Sampler::tuned(Experiment::EasyBanana2d, SamplerKind::DpPenalty)?
+//! let s = tuned(Experiment::EasyBanana2d, SamplerKind::DpPenalty)?
 //!     .epsilon(4.0)
 //!     .delta(0.1 / model.n_rows() as f64)
 //!     .per_chain_budget(true)
@@ -17,7 +17,7 @@
 //!     .seed(1)
 //!     .progress(false)
 //!     .starts(model.start_points(4));
-//! let mut by_hand = Sampler::tuned(Experiment::EasyBanana2d, SamplerKind::DpPenalty)?;
+//! let mut by_hand = tuned(Experiment::EasyBanana2d, SamplerKind::DpPenalty)?;
 //! let r = by_hand.run_settings_mut();
 //! r.budget = dp_mcmc::samplers::Budget::Privacy { epsilon: 4.0, delta: 0.1 / model.n_rows() as f64 };
 //! r.per_chain_budget = true;
@@ -35,112 +35,101 @@
 
 use std::time::Duration;
 
-use super::tuned::Sampler;
-use crate::samplers::{Budget, RunSettings, Start};
+use super::sampler::Sampler;
+use super::settings::{Budget, RunSettings, Start};
 
-impl Sampler {
-    /// The run settings (chains, seed, budget, start points, ...).
-    pub fn run_settings(&self) -> &RunSettings {
-        match self {
-            Sampler::Rwmh(s) => &s.run,
-            Sampler::Hmc(s) => &s.run,
-            Sampler::DpPenalty(s) => &s.run,
-            Sampler::DpHmc(s) => &s.run,
-            Sampler::MinibatchPenalty(s) => &s.run,
-            Sampler::DpBarker(s) => &s.run,
-        }
-    }
-
+impl dyn Sampler {
     /// Applies `f` to the run settings and returns the sampler (the setters below use it).
     ///
     /// ```
     /// use dp_mcmc::prelude::*;
-    /// let s = Sampler::tuned(Experiment::Circle, SamplerKind::DpHmc).unwrap()
+    /// use dp_mcmc::experiments::tuned;
+    /// let s = tuned(Experiment::Circle, SamplerKind::DpHmc).unwrap()
     ///     .with_run_settings(|r| r.max_trace_bytes = 1 << 20);
     /// assert_eq!(s.run_settings().max_trace_bytes, 1 << 20);
     /// ```
     #[must_use]
-    pub fn with_run_settings(mut self, f: impl FnOnce(&mut RunSettings)) -> Self {
+    pub fn with_run_settings(mut self: Box<Self>, f: impl FnOnce(&mut RunSettings)) -> Box<Self> {
         f(self.run_settings_mut());
         self
     }
 
     /// Number of chains (default 4).
     #[must_use]
-    pub fn chains(self, chains: usize) -> Self {
+    pub fn chains(self: Box<Self>, chains: usize) -> Box<Self> {
         self.with_run_settings(|r| r.chains = chains)
     }
 
     /// Seed of the run (chain `i` uses `chain_rng(seed, i)`).
     #[must_use]
-    pub fn seed(self, seed: u64) -> Self {
+    pub fn seed(self: Box<Self>, seed: u64) -> Box<Self> {
         self.with_run_settings(|r| r.seed = seed)
     }
 
     /// Fixed number of iterations per chain (replaces a privacy budget).
     #[must_use]
-    pub fn iterations(self, k: usize) -> Self {
+    pub fn iterations(self: Box<Self>, k: usize) -> Box<Self> {
         self.with_run_settings(|r| r.budget = Budget::Iterations(k))
     }
 
     /// Privacy budget ε (with [`delta`](Self::delta)).
     #[must_use]
-    pub fn epsilon(self, epsilon: f64) -> Self {
+    pub fn epsilon(self: Box<Self>, epsilon: f64) -> Box<Self> {
         self.with_run_settings(|r| r.budget = r.budget.with_epsilon(epsilon))
     }
 
     /// Privacy budget δ (with [`epsilon`](Self::epsilon)).
     #[must_use]
-    pub fn delta(self, delta: f64) -> Self {
+    pub fn delta(self: Box<Self>, delta: f64) -> Box<Self> {
         self.with_run_settings(|r| r.budget = r.budget.with_delta(delta))
     }
 
     /// Spend (ε, δ) per chain (the thesis experiments) instead of over the whole release.
     #[must_use]
-    pub fn per_chain_budget(self, yes: bool) -> Self {
+    pub fn per_chain_budget(self: Box<Self>, yes: bool) -> Box<Self> {
         self.with_run_settings(|r| r.per_chain_budget = yes)
     }
 
     /// Start every chain at `theta0` (a public value).
     #[must_use]
-    pub fn start(self, theta0: impl Into<Vec<f64>>) -> Self {
+    pub fn start(self: Box<Self>, theta0: impl Into<Vec<f64>>) -> Box<Self> {
         let theta0 = theta0.into();
         self.with_run_settings(|r| r.start = Start::Point(theta0))
     }
 
     /// One start point per chain.
     #[must_use]
-    pub fn starts(self, points: Vec<Vec<f64>>) -> Self {
+    pub fn starts(self: Box<Self>, points: Vec<Vec<f64>>) -> Box<Self> {
         self.with_run_settings(|r| r.start = Start::PerChain(points))
     }
 
     /// Stop chains after this wall time.
     #[must_use]
-    pub fn max_time(self, t: Duration) -> Self {
+    pub fn max_time(self: Box<Self>, t: Duration) -> Box<Self> {
         self.with_run_settings(|r| r.max_time = Some(t))
     }
 
     /// Show a progress bar (on a terminal, outside CI).
     #[must_use]
-    pub fn progress(self, yes: bool) -> Self {
+    pub fn progress(self: Box<Self>, yes: bool) -> Box<Self> {
         self.with_run_settings(|r| r.progress = yes)
     }
 
     /// Thread-pool size (results do not depend on it).
     #[must_use]
-    pub fn threads(self, n: usize) -> Self {
+    pub fn threads(self: Box<Self>, n: usize) -> Box<Self> {
         self.with_run_settings(|r| r.threads = Some(n))
     }
 
     /// Secure random source (generators keyed from OS entropy; a real DP release).
     #[must_use]
-    pub fn secure_rng(self, yes: bool) -> Self {
+    pub fn secure_rng(self: Box<Self>, yes: bool) -> Box<Self> {
         self.with_run_settings(|r| r.secure_rng = yes)
     }
 
     /// Keep every `k`-th step (default 1: all; see `RunSettings::thin`).
     #[must_use]
-    pub fn thin(self, k: usize) -> Self {
+    pub fn thin(self: Box<Self>, k: usize) -> Box<Self> {
         self.with_run_settings(|r| r.thin = k)
     }
 }
@@ -148,14 +137,15 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::SamplerKind;
+    use crate::experiments::tuned;
     use crate::models::Experiment;
+    use crate::samplers::SamplerKind;
 
     #[test]
     fn every_setter_writes_its_field_for_every_kind() {
         for kind in [SamplerKind::Rwmh, SamplerKind::Hmc, SamplerKind::DpPenalty] {
             {
-                let s = Sampler::tuned(Experiment::EasyBanana2d, kind)
+                let s = tuned(Experiment::EasyBanana2d, kind)
                     .unwrap()
                     .chains(3)
                     .seed(9)
@@ -192,7 +182,7 @@ mod tests {
             SamplerKind::MinibatchPenalty,
             SamplerKind::DpBarker,
         ] {
-            let s = Sampler::tuned(Experiment::EasyBanana2d, kind)
+            let s = tuned(Experiment::EasyBanana2d, kind)
                 .unwrap()
                 .starts(vec![vec![0.0, 0.0]; 2]);
             assert_eq!(
