@@ -42,7 +42,8 @@ fn main() -> dp_mcmc::Result<()> {
             .seed(3)
             .threads(threads)
             .progress(false)
-            .run(&model)?;
+            .run(&model)?
+            .run;
         println!(
             "n = {n}, d = {d}, {threads} thread(s): {:.1} s",
             t0.elapsed().as_secs_f64()

@@ -1,13 +1,16 @@
 //! `use dp_mcmc::prelude::*;` brings what a notebook cell needs into scope: the samplers'
-//! builders, the models, the accountants, the diagnostics, the display hooks (a bare `df`,
+//! builders and the sampler registry (`SamplerKind`, `Sampler`, `tuned`), `Auto`, the models, the accountants, the diagnostics, the display hooks (a bare `df`,
 //! `run` or `Chart` as a cell's last expression renders; `quick_mode()` reads
 //! `DP_MCMC_QUICK`) and polars' `DataFrame`.
 pub use crate::accounting::{
-    Accountant, Fourier, Gradient, Method, Pld, PrivacyEvent, Rdp, Releases, Zcdp, pld_delta,
-    pld_epsilon,
+    Accountant, CertifiedPld, Fourier, Gradient, Method, Pld, PrivacyEvent, Rdp, Releases, Zcdp,
+    pld_delta, pld_epsilon,
 };
+pub use crate::auto::{Auto, AutoRun};
 pub use crate::diagnostics::{ess_bulk, ess_tail, mmd, mmd_thesis, rhat};
-pub use crate::display::*;
+#[cfg(feature = "plot")]
+pub use crate::display::Chart;
+pub use crate::display::{FrameDisplay, RunDisplay, quick_mode};
 pub use crate::error::Error;
 // `Result` is deliberately not re-exported: evcxr writes variable types with the two-argument
 // `std::result::Result`, which a one-argument alias in scope would break. Use
@@ -15,7 +18,7 @@ pub use crate::error::Error;
 pub use crate::experiments::{chain_metrics, tuned};
 pub use crate::models::{ColumnData, CustomModel, Experiment, ExperimentModel, Model, RowData};
 pub use crate::samplers::{
-    ClipDistance, DpBarker, DpHmc, DpPenalty, Hmc, Ledger, MaxIterations, MinibatchPenalty,
+    Budget, ClipDistance, DpBarker, DpHmc, DpPenalty, Hmc, Ledger, MaxIterations, MinibatchPenalty,
     PrivacyCost, PrivacySpent, ProposalKind, Run, RunSettings, Rwmh, Sampler, SamplerKind, Start,
     StepSize,
 };

@@ -27,7 +27,7 @@ fn ledger_recomposes_to_at_most_the_budget() {
         (SamplerKind::DpHmc, false),
     ] {
         let (eps, delta) = (1.5, 1e-6);
-        let run = Auto::new(alg)
+        let fit = Auto::new(alg)
             .epsilon(eps)
             .delta(delta)
             .chains(3)
@@ -37,6 +37,7 @@ fn ledger_recomposes_to_at_most_the_budget() {
             .progress(false)
             .run(&m)
             .unwrap();
+        let run = &fit.run;
         let p = run.privacy.as_ref().unwrap();
         let l = &p.ledger;
         let names: Vec<&str> = l.parts.iter().map(|x| x.part.as_str()).collect();
@@ -87,7 +88,7 @@ fn ledger_recomposes_to_at_most_the_budget() {
         if !per_chain {
             assert!((l.total.as_ref().unwrap().gaussian_mu().unwrap() - mu).abs() < 1e-12 * mu);
         }
-        let report = run.auto.as_ref().unwrap();
+        let report = &fit.report;
         assert_eq!(report.iterations, run.iterations);
         assert_eq!(report.step_scales.len(), 3);
     }
@@ -99,7 +100,7 @@ fn ledger_recomposes_to_at_most_the_budget() {
 fn subsampled_auto_runs_stay_within_the_budget() {
     let m = IsotropicGaussian::generate(100_000, 2, 3);
     for alg in [SamplerKind::DpBarker, SamplerKind::MinibatchPenalty] {
-        let run = Auto::new(alg)
+        let fit = Auto::new(alg)
             .epsilon(1.0)
             .delta(1e-6)
             .chains(2)
@@ -107,6 +108,7 @@ fn subsampled_auto_runs_stay_within_the_budget() {
             .progress(false)
             .run(&m)
             .unwrap();
+        let run = &fit.run;
         let p = run.privacy.as_ref().unwrap();
         assert!(p.epsilon <= 1.0, "{alg:?}");
         let names: Vec<&str> = p.ledger.parts.iter().map(|x| x.part.as_str()).collect();
@@ -140,15 +142,16 @@ fn no_gradients_no_public_bound_is_an_error_except_for_barker() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("public") && err.contains("bound"), "{err}");
-    let run = Auto::new(SamplerKind::DpBarker)
+    let fit = Auto::new(SamplerKind::DpBarker)
         .epsilon(1.0)
         .delta(1e-5)
         .chains(1)
         .progress(false)
         .run(&m)
         .unwrap();
-    assert!(run.auto.as_ref().unwrap().initial_point.is_none());
-    assert_eq!(run.privacy.unwrap().ledger.parts.len(), 2); // warm-up, sampling
+    let run = &fit.run;
+    assert!(&fit.report.initial_point.is_none());
+    assert_eq!(run.privacy.clone().unwrap().ledger.parts.len(), 2); // warm-up, sampling
 }
 
 /// A kernel whose step statistics carry values that are not released (`log_alpha`,
@@ -252,7 +255,7 @@ fn reparametrised_draws_are_in_the_model_coordinates() {
     let (mean, var) = model.posterior();
     let sd = var.sqrt();
     for reparametrise in [true, false] {
-        let run = Auto::new(default_sampler(&model))
+        let fit = Auto::new(default_sampler(&model))
             .epsilon(50.0)
             .delta(1e-6)
             .chains(2)
@@ -261,9 +264,15 @@ fn reparametrised_draws_are_in_the_model_coordinates() {
             .reparametrise(reparametrise)
             .run(&model)
             .unwrap();
-        let report = run.auto.as_ref().unwrap();
+        let run = &fit.run;
+        let report = &fit.report;
         assert_eq!(report.algorithm, SamplerKind::DpPenalty);
         assert_eq!(report.reparametrised, reparametrise);
+        // the report is shown beside the run's
+        let text = fit.to_string();
+        assert!(text.starts_with("auto dp-penalty: "), "{text}");
+        assert_eq!(text.contains("whitened"), reparametrise);
+        assert!(text.contains(&run.to_string()));
         for i in 0..2 {
             let kept: Vec<f64> = run
                 .chains
@@ -304,25 +313,17 @@ fn auto_runs_are_secure_unless_seeded() {
         a.run(&m).unwrap()
     };
     let (a, b) = (go(None), go(None));
-    assert_eq!(a.rng.as_str(), "secure");
-    assert_ne!(a.chains[0].draws, b.chains[0].draws);
-    let ip = |r: &dp_mcmc::samplers::Run| {
-        r.auto
-            .as_ref()
-            .unwrap()
-            .initial_point
-            .clone()
-            .unwrap()
-            .point
-    };
+    assert_eq!(a.run.rng.as_str(), "secure");
+    assert_ne!(a.run.chains[0].draws, b.run.chains[0].draws);
+    let ip = |r: &dp_mcmc::auto::AutoRun| r.report.initial_point.clone().unwrap().point;
     assert_ne!(
         ip(&a),
         ip(&b),
         "the DP initial point's noise must not repeat"
     );
     let (c, d) = (go(Some(3)), go(Some(3)));
-    assert_eq!(c.rng.as_str(), "seeded");
-    assert_eq!(c.chains[0].draws, d.chains[0].draws);
+    assert_eq!(c.run.rng.as_str(), "seeded");
+    assert_eq!(c.run.chains[0].draws, d.run.chains[0].draws);
 }
 
 /// One row with a non-finite per-row Hessian (a Poisson covariate of 1e9: e^{1e9·θ} overflows
@@ -337,7 +338,7 @@ fn one_row_with_a_non_finite_hessian_does_not_abort_the_initial_point() {
     let y: Vec<f64> = (0..n).map(|j| (j % 4) as f64).collect();
     let x = ColumnData::from_columns(vec![vec![1.0; n], x1]).unwrap();
     let model = PoissonRegression::new(x, &y, 10.0).unwrap();
-    let run = Auto::new(SamplerKind::DpPenalty)
+    let fit = Auto::new(SamplerKind::DpPenalty)
         .epsilon(4.0)
         .delta(1e-6)
         .chains(1)
@@ -346,6 +347,6 @@ fn one_row_with_a_non_finite_hessian_does_not_abort_the_initial_point() {
         .progress(false)
         .run(&model)
         .unwrap();
-    let p = run.auto.unwrap().initial_point.unwrap();
+    let p = fit.report.initial_point.unwrap();
     assert!(p.point.iter().all(|v| v.is_finite()), "{:?}", p.point);
 }

@@ -19,7 +19,7 @@
 //!    `"sampling"`.
 //!
 //! The releases before the chains take fixed shares of the budget ([`BudgetSplit`]); every
-//! derived setting is reported in `Run::auto` ([`AutoReport`]).
+//! derived setting is reported beside the run ([`AutoRun::report`], an [`AutoReport`]).
 //!
 //! **Randomness.** By default every noise draw of the run (the releases before the chains, the
 //! jitter of the start points and every chain) comes from generators keyed from the operating
@@ -34,9 +34,11 @@
 //! use dp_mcmc::models::testing::IsotropicGaussian;
 //! # fn main() -> dp_mcmc::Result<()> {
 //! let model = IsotropicGaussian::generate(5_000, 2, 1);
-//! let run = Auto::new(SamplerKind::DpPenalty)
+//! let fit = Auto::new(SamplerKind::DpPenalty)
 //!     .epsilon(2.0).delta(1e-6).chains(2).target_iterations(200)
 //!     .run(&model)?;
+//! let run = &fit.run; // the chains; fit.report: every derived setting
+//! assert_eq!(fit.report.iterations, run.iterations);
 //! assert_eq!(run.rng.as_str(), "secure"); // OS entropy unless .seed(s) is set
 //! let privacy = run.privacy.as_ref().unwrap();
 //! assert!(privacy.epsilon <= 2.0);
@@ -122,7 +124,35 @@ pub struct ClipChoice {
     pub noise_multiplier: Option<f64>,
 }
 
-/// Everything an `auto` run derived, for `Run::auto`.
+/// A finished `auto` run: the chains' [`Run`] (draws, ledger, random source) and, beside it,
+/// what was derived.
+#[derive(Clone, Debug)]
+pub struct AutoRun {
+    /// The chains' run, its privacy ledger with every release of the analysis.
+    pub run: Run,
+    /// Every setting the run derived under DP.
+    pub report: AutoReport,
+}
+
+impl std::fmt::Display for AutoRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "auto {}: {} iterations per chain ({} warm-up){}",
+            self.report.algorithm,
+            self.report.iterations,
+            self.report.warmup,
+            if self.report.reparametrised {
+                ", in the initial point's whitened coordinates"
+            } else {
+                ""
+            }
+        )?;
+        write!(f, "{}", self.run)
+    }
+}
+
+/// Everything an `auto` run derived ([`AutoRun::report`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AutoReport {
     /// The sampler.
@@ -373,7 +403,7 @@ impl Auto {
     /// # Errors
     /// Invalid settings, a model without gradients and without a public clip bound for a
     /// sampler that clips, a budget too small for a single iteration, a model error.
-    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+    pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<AutoRun> {
         match self.threads {
             // every pass (initial point, clip quantiles, chains) on a pool of this size
             Some(t) => rayon::ThreadPoolBuilder::new()
@@ -387,7 +417,7 @@ impl Auto {
         }
     }
 
-    fn run_on_pool<M: Model + ?Sized>(&self, model: &M) -> Result<Run> {
+    fn run_on_pool<M: Model + ?Sized>(&self, model: &M) -> Result<AutoRun> {
         self.validate(model)?;
         let n = model.n_rows();
         let d = model.dim();
@@ -441,12 +471,12 @@ impl Auto {
             (Some(p), true) => reparam::AffineMap::new(p.point.clone(), &p.covariance).ok(),
             _ => None,
         };
-        let mut run = match &map {
+        let mut fit = match &map {
             Some(map) => {
                 let whitened = reparam::Reparametrised { inner: model, map };
-                let mut run = self.chains_on(&whitened, vec![0.0; d], vec![1.0; d], 1.0, spent)?;
-                map.map_run(&mut run);
-                run
+                let mut fit = self.chains_on(&whitened, vec![0.0; d], vec![1.0; d], 1.0, spent)?;
+                map.map_run(&mut fit.run);
+                fit
             }
             None => {
                 let center = initial_point
@@ -460,11 +490,9 @@ impl Auto {
                 self.chains_on(model, center, shape, fallback_step, spent)?
             }
         };
-        if let Some(report) = run.auto.as_mut() {
-            report.initial_point = initial_point;
-            report.reparametrised = map.is_some();
-        }
-        Ok(run)
+        fit.report.initial_point = initial_point;
+        fit.report.reparametrised = map.is_some();
+        Ok(fit)
     }
 
     /// The clip bound, the derived sampler and the chains on `model` (the user's, or its
@@ -478,7 +506,7 @@ impl Auto {
         shape: Vec<f64>,
         scale: f64,
         spent: SpentBefore,
-    ) -> Result<Run> {
+    ) -> Result<AutoRun> {
         let SpentBefore {
             mu_total,
             mut before,
@@ -584,15 +612,16 @@ impl Auto {
                 r.spent_before = before;
             }
         };
+        // Algorithm 2 once: the count sets the warm-up, and the run reuses the plan
         let sampler = sampler.with_run_settings(settings(0));
-        let iterations = sampler
-            .budget(n)?
-            .map(|(k, _)| k)
+        let plan = sampler
+            .plan(n)?
             .ok_or_else(|| Error::Model("auto needs a DP sampler".into()))?;
+        let iterations = plan.iterations();
         let warmup = (iterations as f64 * self.warmup_fraction).floor() as usize;
         let sampler = sampler.with_run_settings(settings(warmup));
-        let mut run = sampler.run(&model)?;
-        run.auto = Some(AutoReport {
+        let run = sampler.run_planned(&model, Some(plan.with_warmup(warmup)))?;
+        let report = AutoReport {
             algorithm: self.algorithm,
             mu_total,
             split: self.split,
@@ -605,8 +634,8 @@ impl Auto {
             iterations,
             warmup,
             step_scales: run.chains.iter().map(|c| c.step_scale).collect(),
-        });
-        Ok(run)
+        };
+        Ok(AutoRun { run, report })
     }
 }
 

@@ -10,6 +10,7 @@ pub const QUICK_ENV: &str = "DP_MCMC_QUICK";
 ///
 /// ```
 /// use dp_mcmc::prelude::*;
+/// use dp_mcmc::display::{QUICK_ENV, quick_mode_from};
 /// let quick: bool = quick_mode();
 /// assert_eq!(quick, quick_mode_from(std::env::var(QUICK_ENV).ok().as_deref()));
 /// ```

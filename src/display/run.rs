@@ -191,12 +191,28 @@ impl RunDisplay for Run {
     }
 
     fn evcxr_display(&self) {
-        let html = self.to_html();
+        print_report(&self.to_html(), &self.to_string());
+    }
+}
+
+/// Prints a report's HTML and text in evcxr's protocol.
+fn print_report(html: &str, text: &str) {
+    println!(
+        "{}",
+        super::evcxr_blocks(&[("text/html", html), ("text/plain", text)])
+    );
+}
+
+/// An `auto` run shows the line of what it derived, then its run's report.
+impl RunDisplay for crate::auto::AutoRun {
+    fn to_html(&self) -> String {
         let text = self.to_string();
-        println!(
-            "{}",
-            super::evcxr_blocks(&[("text/html", &html), ("text/plain", &text)])
-        );
+        let first = text.lines().next().unwrap_or_default();
+        format!("<p>{}</p>\n{}", escape_html(first), self.run.to_html())
+    }
+
+    fn evcxr_display(&self) {
+        print_report(&self.to_html(), &self.to_string());
     }
 }
 
@@ -219,7 +235,6 @@ mod tests {
             settings: serde_json::Value::Null,
             wall_seconds: 0.0,
             version: "test",
-            auto: None,
         }
     }
 

@@ -429,7 +429,6 @@ impl NoiseAware {
             settings: serde_json::to_value(self).unwrap_or(serde_json::Value::Null),
             wall_seconds: t0.elapsed().as_secs_f64(),
             version: env!("CARGO_PKG_VERSION"),
-            auto: None,
         };
         Ok(NoiseAwareFit { run, report })
     }

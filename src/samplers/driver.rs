@@ -240,7 +240,6 @@ pub(crate) fn finish<K: Kernel, M: Model + ?Sized, S: Serialize>(
         settings: serde_json::to_value(settings).unwrap_or(serde_json::Value::Null),
         wall_seconds: t0.elapsed().as_secs_f64(),
         version: env!("CARGO_PKG_VERSION"),
-        auto: None,
     })
 }
 

@@ -40,7 +40,7 @@ pub use iterations::{
 };
 pub use kernel::{Kernel, StepInfo};
 pub use minibatch_penalty::MinibatchPenalty;
-pub use privacy::{ChainLedger, EarlierRelease, Ledger, LedgerPart, PrivacyCost};
+pub use privacy::{ChainLedger, EarlierRelease, Ledger, LedgerPart, Plan, PrivacyCost};
 pub use proposal::{ClipDistance, ProposalKind, StepSize};
 pub use registry::{REGISTRY, SamplerEntry, SamplerKind};
 pub use run::{ChainTrace, PrivacySpent, Run, StepTotals};

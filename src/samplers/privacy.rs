@@ -232,9 +232,28 @@ impl Ledger {
     }
 }
 
-/// A run's privacy before it starts: iterations per chain, the guarantee they give, and what
-/// is needed to re-evaluate it for what the chains really ran.
-pub(crate) struct Plan {
+/// A run's privacy before it starts: iterations per chain (Algorithm 2), the guarantee they
+/// give, and what is needed to re-evaluate it for what the chains really ran. A sampler's
+/// `plan(n)` computes it once; `run_planned` runs with it, so a caller that needs the count
+/// first (to set the warm-up, say) does not run the search twice.
+///
+/// ```
+/// # fn main() -> dp_mcmc::Result<()> {
+/// use dp_mcmc::samplers::DpPenalty;
+/// # use dp_mcmc::models::testing::IsotropicGaussian;
+/// let model = IsotropicGaussian::new((0..1000).map(|i| (i % 7) as f64 / 7.0).collect(), 1)?;
+/// let s = DpPenalty::builder().tau(0.5).clip_bound(2.0).proposal_sd(0.05)
+///     .epsilon(4.0).delta(1e-5).chains(2).seed(1).start(vec![0.5]);
+/// let plan = s.plan(1000)?;
+/// let warmup = plan.iterations() / 2;
+/// let run = s.clone().warmup(warmup).run_planned(&model, plan.with_warmup(warmup))?;
+/// assert_eq!((run.iterations, run.warmup), (s.budget(1000)?.0, warmup));
+/// // a plan made for other settings is refused
+/// let other = s.clone().chains(3).plan(1000)?;
+/// assert!(s.run_planned(&model, other).is_err());
+/// # Ok(()) }
+/// ```
+pub struct Plan {
     pub(crate) iterations: usize,
     spent: PrivacySpent,
     releases: Releases,
@@ -246,9 +265,74 @@ pub(crate) struct Plan {
     warmup: u64,
     chains: usize,
     copies: u64,
+    /// The sampler's settings it was made for (warm-up set to 0), as JSON.
+    made_for: serde_json::Value,
+}
+
+impl std::fmt::Debug for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plan")
+            .field("iterations", &self.iterations)
+            .field("spent", &self.spent)
+            .field("warmup", &self.warmup)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A sampler's settings with the warm-up set to 0 (the one setting a plan may change).
+fn settings_key<S: serde::Serialize>(sampler: &S) -> serde_json::Value {
+    let mut v = serde_json::to_value(sampler).unwrap_or(serde_json::Value::Null);
+    if let Some(w) = v.pointer_mut("/run/warmup") {
+        *w = serde_json::json!(0);
+    }
+    v
 }
 
 impl Plan {
+    /// Iterations per chain.
+    pub fn iterations(&self) -> usize {
+        self.iterations
+    }
+
+    /// The plan with `warmup` warm-up iterations per chain (the ledger's warm-up part; the
+    /// count and the guarantee do not depend on it). Set the sampler's own `warmup` to the
+    /// same value.
+    #[must_use]
+    pub fn with_warmup(mut self, warmup: usize) -> Self {
+        self.warmup = warmup.min(self.iterations) as u64;
+        self
+    }
+
+    /// Stamps the plan with the settings of the sampler it was made for.
+    pub(crate) fn made_for<S: serde::Serialize>(mut self, sampler: &S) -> Self {
+        self.made_for = settings_key(sampler);
+        self
+    }
+
+    /// The plan, if it was made for `sampler`'s settings (up to the warm-up) and its warm-up
+    /// is the sampler's.
+    pub(crate) fn check_for<S: serde::Serialize>(
+        self,
+        sampler: &S,
+        run: &RunSettings,
+    ) -> Result<Self> {
+        if self.made_for != settings_key(sampler) {
+            return Err(Error::invalid(
+                "plan",
+                "mismatch",
+                "the plan was made for other settings: plan again with `.plan(n)` after changing them",
+            ));
+        }
+        if self.warmup != run.warmup.min(self.iterations) as u64 {
+            return Err(Error::invalid(
+                "plan",
+                self.warmup,
+                "the plan's warm-up differs from the sampler's: use `plan.with_warmup(w)` with the same w",
+            ));
+        }
+        Ok(self)
+    }
+
     /// The privacy the run spent: the planned guarantee with its ledger, re-evaluated with the
     /// reporting accountant if a chain stopped early (`max_time`).
     pub(crate) fn spent(self, traces: &[ChainTrace]) -> PrivacySpent {
@@ -325,7 +409,7 @@ impl Plan {
     }
 
     /// The planned guarantee.
-    pub(crate) fn planned(&self) -> &PrivacySpent {
+    pub fn planned(&self) -> &PrivacySpent {
         &self.spent
     }
 }
@@ -409,6 +493,7 @@ pub(crate) fn plan(cost: &dyn PrivacyCost, run: &RunSettings, n_rows: usize) -> 
         warmup: run.warmup.min(iterations) as u64,
         chains: run.chains,
         copies: copies as u64,
+        made_for: serde_json::Value::Null,
     })
 }
 
@@ -474,8 +559,32 @@ macro_rules! dp_run {
                 &self,
                 n_rows: usize,
             ) -> $crate::Result<(usize, $crate::samplers::PrivacySpent)> {
-                let plan = $crate::samplers::privacy::plan(self, &self.run, n_rows)?;
+                let plan = self.plan(n_rows)?;
                 Ok((plan.iterations, plan.planned().clone()))
+            }
+
+            /// The run's privacy plan for `n_rows` rows ([`Plan`](crate::samplers::Plan)):
+            /// Algorithm 2 once, for [`run_planned`](Self::run_planned).
+            ///
+            /// # Errors
+            /// Invalid settings, or a budget that allows no iteration.
+            pub fn plan(&self, n_rows: usize) -> $crate::Result<$crate::samplers::Plan> {
+                Ok($crate::samplers::privacy::plan(self, &self.run, n_rows)?.made_for(self))
+            }
+
+            /// Runs the chains with a plan from [`plan`](Self::plan) of these settings.
+            ///
+            /// # Errors
+            /// A plan made for other settings (or another warm-up), invalid settings or start
+            /// points, a model error.
+            pub fn run_planned<M: $crate::models::Model + ?Sized>(
+                &self,
+                model: &M,
+                plan: $crate::samplers::Plan,
+            ) -> $crate::Result<$crate::samplers::Run> {
+                let plan = plan.check_for(self, &self.run)?;
+                let kernel = self.kernel(model)?;
+                $crate::samplers::driver::finish(&kernel, model, &self.run, self, Some(plan))
             }
 
             /// Run the chains; the run's privacy (`Run::privacy`) carries the ledger of what they

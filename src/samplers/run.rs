@@ -205,9 +205,6 @@ pub struct Run {
     pub wall_seconds: f64,
     /// Crate version that produced the run.
     pub version: &'static str,
-    /// For a run made by [`crate::auto::Auto`]: every setting it derived (budget split,
-    /// initial point, clip bound, τ, adapted step scales).
-    pub auto: Option<crate::auto::AutoReport>,
 }
 
 impl Run {

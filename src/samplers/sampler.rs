@@ -28,6 +28,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::privacy::Plan;
 use super::proposal::{ClipDistance, StepSize};
 use super::run::{ChainTrace, PrivacySpent, Run};
 use super::settings::RunSettings;
@@ -63,6 +64,21 @@ pub trait Sampler: fmt::Debug + Send + Sync {
     /// # Errors
     /// Invalid settings, or a budget that allows no iteration.
     fn budget(&self, n_rows: usize) -> Result<Option<(usize, PrivacySpent)>>;
+
+    /// The run's privacy plan for `n_rows` rows (Algorithm 2, once), for
+    /// [`run_planned`](Sampler::run_planned); `None` for a non-private sampler.
+    ///
+    /// # Errors
+    /// Invalid settings, or a budget that allows no iteration.
+    fn plan(&self, n_rows: usize) -> Result<Option<Plan>>;
+
+    /// Runs the chains with a plan from [`plan`](Sampler::plan) of these settings (`None` for
+    /// a non-private sampler).
+    ///
+    /// # Errors
+    /// A plan made for other settings, a plan for a non-private sampler (or none for a private
+    /// one), invalid settings or start points, a model error.
+    fn run_planned(&self, model: &dyn Model, plan: Option<Plan>) -> Result<Run>;
 
     /// Runs the chains on `model`.
     ///
@@ -251,6 +267,19 @@ macro_rules! sampler_basics {
         ) -> $crate::Result<Option<(usize, $crate::samplers::PrivacySpent)>> {
             Ok(Some(Self::budget(self, n_rows)?))
         }
+        fn plan(&self, n_rows: usize) -> $crate::Result<Option<$crate::samplers::Plan>> {
+            Ok(Some(Self::plan(self, n_rows)?))
+        }
+        fn run_planned(
+            &self,
+            model: &dyn $crate::models::Model,
+            plan: Option<$crate::samplers::Plan>,
+        ) -> $crate::Result<$crate::samplers::Run> {
+            let plan = plan.ok_or_else(|| {
+                $crate::Error::invalid("plan", "none", "a private sampler runs with its `plan(n)`")
+            })?;
+            Self::run_planned(self, model, plan)
+        }
         $crate::samplers::sampler::sampler_basics!(@common);
     };
     ($key:expr, baseline) => {
@@ -265,6 +294,23 @@ macro_rules! sampler_basics {
             _n_rows: usize,
         ) -> $crate::Result<Option<(usize, $crate::samplers::PrivacySpent)>> {
             Ok(None)
+        }
+        fn plan(&self, _n_rows: usize) -> $crate::Result<Option<$crate::samplers::Plan>> {
+            Ok(None)
+        }
+        fn run_planned(
+            &self,
+            model: &dyn $crate::models::Model,
+            plan: Option<$crate::samplers::Plan>,
+        ) -> $crate::Result<$crate::samplers::Run> {
+            if plan.is_some() {
+                return Err($crate::Error::invalid(
+                    "plan",
+                    "given",
+                    "a non-private sampler has no privacy plan",
+                ));
+            }
+            Self::run(self, model)
         }
         $crate::samplers::sampler::sampler_basics!(@common);
     };

@@ -179,7 +179,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
     if let Some(s) = a.seed {
         auto = auto.seed(s);
     }
-    let run = auto.run(&model)?;
+    let dp_mcmc::auto::AutoRun { run, report } = auto.run(&model)?;
     let (privacy, ledger) = ledger_of(&run)?;
     let files = write_fit_outputs(&run, run.warmup, &ledger, &a.out)?;
     Ok(json!({
@@ -197,7 +197,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         "accountant": privacy.accountant,
         "ledger": privacy.ledger.parts,
         "public_lipschitz": model.public_lipschitz(),
-        "settings": run.auto,
+        "settings": report,
         "seed": a.seed,
         "rng": run.rng.as_str(),
         "wall_seconds": run.wall_seconds,

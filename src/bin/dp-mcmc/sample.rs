@@ -265,9 +265,13 @@ fn sample_inner(a: SampleArgs) -> Result<Value> {
         ));
     }
     let model = exp.model()?;
-    let (run, start_label) = if a.auto {
-        let run = auto_run(&a, kind, &model)?;
-        (run, "auto: DP initial point with public jitter")
+    let (run, start_label, report) = if a.auto {
+        let fit = auto_run(&a, kind, &model)?;
+        (
+            fit.run,
+            "auto: DP initial point with public jitter",
+            Some(fit.report),
+        )
     } else {
         let mut sampler = configure(&a, exp, kind, model.n_rows())?;
         // Counts first: the start points below allocate one vector per chain.
@@ -279,7 +283,7 @@ fn sample_inner(a: SampleArgs) -> Result<Value> {
         } else {
             "thesis (reproduction only: derived from the data, not covered by the guarantee)"
         };
-        (sampler.run(&model)?, label)
+        (sampler.run(&model)?, label, None)
     };
     let reference: Option<Vec<f64>> = model.default_reference_sample().map(|s| s.concat());
     let true_mean = model.reference_mean();
@@ -312,7 +316,7 @@ fn sample_inner(a: SampleArgs) -> Result<Value> {
         "start": start_label,
         "nonprivate": NONPRIVATE_KEYS,
     });
-    if let (Some(report), Some(p)) = (&run.auto, &run.privacy) {
+    if let (Some(report), Some(p)) = (&report, &run.privacy) {
         out["ledger"] = json!(p.ledger.parts);
         out["auto"] = json!(report);
     }
@@ -340,7 +344,7 @@ fn auto_run(
     a: &SampleArgs,
     kind: SamplerKind,
     model: &impl Model,
-) -> Result<dp_mcmc::samplers::Run> {
+) -> Result<dp_mcmc::auto::AutoRun> {
     use dp_mcmc::auto::{Auto, auto_sampler};
     if let Some(f) = tuning_flags(a) {
         return Err(Error::invalid(

@@ -72,22 +72,6 @@ impl DpBarker {
         Self::default()
     }
 
-    /// A private run from public information alone: the model, (ε, δ) for the whole analysis,
-    /// chains and seed; the clip bound, initial point, noise scale, step size and iteration
-    /// count are derived under DP and charged to the run's ledger ([`crate::auto`]).
-    ///
-    /// ```
-    /// # use dp_mcmc::samplers::DpBarker;
-    /// # use dp_mcmc::models::testing::IsotropicGaussian;
-    /// let model = IsotropicGaussian::generate(50_000, 2, 1);
-    /// let run = DpBarker::auto().epsilon(2.0).delta(1e-6).chains(2).progress(false).run(&model)?;
-    /// assert!(run.privacy.as_ref().unwrap().epsilon <= 2.0);
-    /// assert!(DpBarker::auto().epsilon(2.0).run(&model).is_err()); // δ missing
-    /// # Ok::<(), dp_mcmc::Error>(())
-    /// ```
-    pub fn auto() -> crate::auto::Auto {
-        crate::auto::Auto::new(super::SamplerKind::DpBarker)
-    }
     /// Batch size (1 ≤ b ≤ n; Theorem 7 needs b ≥ 20).
     #[must_use]
     pub fn batch_size(mut self, b: usize) -> Self {

@@ -88,22 +88,6 @@ impl DpHmc {
         Self::default()
     }
 
-    /// A private run from public information alone: the model, (ε, δ) for the whole analysis,
-    /// chains and seed; the clip bound, initial point, noise scale, step size and iteration
-    /// count are derived under DP and charged to the run's ledger ([`crate::auto`]).
-    ///
-    /// ```
-    /// # use dp_mcmc::samplers::DpHmc;
-    /// # use dp_mcmc::models::testing::IsotropicGaussian;
-    /// let model = IsotropicGaussian::generate(50_000, 2, 1);
-    /// let run = DpHmc::auto().epsilon(2.0).delta(1e-6).chains(2).progress(false).run(&model)?;
-    /// assert!(run.privacy.as_ref().unwrap().epsilon <= 2.0);
-    /// assert!(DpHmc::auto().epsilon(2.0).run(&model).is_err()); // δ missing
-    /// # Ok::<(), dp_mcmc::Error>(())
-    /// ```
-    pub fn auto() -> crate::auto::Auto {
-        crate::auto::Auto::new(super::SamplerKind::DpHmc)
-    }
     /// Ratio noise scale τ_l.
     #[must_use]
     pub fn tau_l(mut self, v: f64) -> Self {
