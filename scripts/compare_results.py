@@ -9,7 +9,7 @@ Compares every file under UNSHARDED (tables *.csv and figures/*.html; the run re
 * grid tables (header starting `task,`): the same rows, as sets of lines, without the last
   column `wall_seconds` (a measured task time). Rows are compared as sets because an unsharded
   run with several threads appends them in order of completion; `reproduce merge` writes task
-  order (tests/shard.rs checks that order).
+  order (tests/it/experiments/shard.rs checks that order).
 * medians tables (*-medians.csv): byte for byte without the last column `wall_seconds` (the
   median task time);
 * everything else (accounting.csv, the HTML figures): byte for byte.

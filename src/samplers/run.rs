@@ -161,7 +161,8 @@ pub struct PrivacySpent {
     /// `true` if (ε, δ) holds for each chain separately, `false` for the whole release.
     pub per_chain: bool,
     /// Accountant that bounded the run: a [`Method::label`](crate::accounting::Method::label)
-    /// (`"ADP"`, the tight PLD of Theorems 6/12; `"zCDP"`; `"RDP"`; `"Fourier"`) or, for
+    /// (`"ADP"`, the tight PLD of Theorems 6/12; `"zCDP"`; `"RDP"`; `"RDP-exact"`; `"Fourier"`),
+    /// `"PLD (certified)"` for the subsampled samplers' certified PLD accountant, or, for
     /// discrete Gaussian noise, `"zCDP-CKS20 (discrete Gaussian)"`.
     pub accountant: String,
     /// What the run released, chain by chain and in total. A chain stopped early by

@@ -2,6 +2,8 @@
 //! row-by-row evaluation, exact posteriors vs closed forms and the shared references, presets,
 //! data conversion and error cases.
 
+mod compact;
+
 use dp_mcmc::models::*;
 use dp_mcmc::rng::chain_rng;
 use rand::RngExt;

@@ -11,9 +11,7 @@
 //! The last tests check the bounded-memory tools: thinning, the up-front trace-memory check,
 //! and traces that grow with the chain (so `max_time` bounds memory).
 
-mod common;
-
-use common::{odd_csvs, temp_dir, temp_file};
+use crate::common::{odd_csvs, temp_dir, temp_file};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 

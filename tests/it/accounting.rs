@@ -111,7 +111,7 @@ fn pld_counts_at_least_rdp_exact() {
 
 #[cfg(feature = "cli")]
 fn cli(line: &str) -> (i32, serde_json::Value, String) {
-    // DP_MCMC_BIN: override for shared target directories (as tests/accounting.rs)
+    // DP_MCMC_BIN: override for shared target directories (as tests/conformance.rs)
     let bin = std::env::var("DP_MCMC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_dp-mcmc").into());
     let out = Command::new(bin)
         .args(line.split(' '))

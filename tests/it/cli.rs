@@ -3,15 +3,13 @@
 //! with status 2 and one `error: …` line on stderr naming the flag; valid input exits 0 with
 //! one JSON object on stdout; nothing exits 101 or prints a backtrace. Runs the built binary
 //! (a few hundred short processes, four at a time; `sample` only with tiny iteration counts,
-//! `reproduce` only with invalid values; `tests/shard.rs` runs it).
+//! `reproduce` only with invalid values; `tests/it/experiments/shard.rs` runs it).
 
-mod common;
-
-use common::{odd_csvs, temp_dir, temp_file};
+use crate::common::{odd_csvs, temp_dir, temp_file};
 
 /// Runs the built `dp-mcmc` with `args`: (exit status, stdout, stderr).
 fn dp_mcmc(args: &[String]) -> (i32, String, String) {
-    common::run_cli(args)
+    crate::common::run_cli(args)
 }
 
 /// What a command line must do.

@@ -9,6 +9,9 @@
 //! range read off the figure, and each chain by 0.9 (a chain stuck near its start point has
 //! MMD ≈ 1).
 
+mod ledger;
+mod privacy_edge_cases;
+
 use dp_mcmc::experiments::{ChainMetrics, SamplerKind, chain_metrics, tuned};
 use dp_mcmc::models::{Experiment, Model};
 use dp_mcmc::samplers::{Budget, Start};

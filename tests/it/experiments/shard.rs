@@ -8,9 +8,6 @@
 //! whole quick grid sharded through the Snakemake workflow with the release binary and checks
 //! every table against an unsharded run.
 
-#[allow(dead_code)] // the CSV helpers serve the robustness tests
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use dp_mcmc::experiments::{
@@ -37,7 +34,7 @@ fn without_wall_time(path: &Path) -> Vec<String> {
 }
 
 fn cli(args: &[&str]) -> Value {
-    let (code, out, err) = common::run_cli(args);
+    let (code, out, err) = crate::common::run_cli(args);
     assert_eq!(code, 0, "dp-mcmc {}: {err}", args.join(" "));
     serde_json::from_str(out.trim()).unwrap()
 }
@@ -45,7 +42,7 @@ fn cli(args: &[&str]) -> Value {
 #[test]
 fn three_shards_merged_equal_the_unsharded_table() {
     let d = dir("lib");
-    let tasks = common::cheap_comparison(3);
+    let tasks = crate::common::cheap_comparison(3);
     let runner = GridRunner {
         seed: 5,
         threads: Some(1), // one thread appends in task order: the merge's order
@@ -120,7 +117,7 @@ fn cli_shards_and_merge_equal_the_unsharded_run() {
         assert_eq!(v["parts"]["baseline"]["completed"], 35);
         shard_dirs.push(s);
     }
-    let (code, _, err) = common::run_cli(&[
+    let (code, _, err) = crate::common::run_cli(&[
         "reproduce",
         "baseline",
         "--quick",
@@ -143,7 +140,7 @@ fn cli_shards_and_merge_equal_the_unsharded_run() {
 
     // Merge refuses an incomplete set of shards.
     let (code, _, err) =
-        common::run_cli(&["reproduce", "merge", "--out", &out("m"), &shard_dirs[0]]);
+        crate::common::run_cli(&["reproduce", "merge", "--out", &out("m"), &shard_dirs[0]]);
     assert_eq!(code, 2);
     assert!(err.contains("shard 2/2 is missing"), "{err}");
 

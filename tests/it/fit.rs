@@ -3,9 +3,6 @@
 //! `summary.csv` and `ledger.json` out; bad data exit 2 with one `error:` line naming the
 //! column and the row. Runs the built binary.
 
-#[allow(dead_code)] // the CSV helpers serve the robustness tests
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use dp_mcmc::polars::prelude::*;
@@ -51,7 +48,7 @@ fn logistic_csv(dir: &Path, name: &str, edit: impl Fn(usize, &mut [String; 3])) 
 fn fit(args: &[&str]) -> (i32, String, String) {
     let mut all = vec!["fit"];
     all.extend_from_slice(args);
-    common::run_cli(&all)
+    crate::common::run_cli(&all)
 }
 
 /// The common flags of a small, fast fit writing to `out`.

@@ -3,7 +3,7 @@
 
 /// Runs the built `dp-mcmc` with `args` (with `CI` set, so no progress bar): (exit status,
 /// stdout, stderr).
-#[allow(dead_code)] // not every test binary runs the CLI
+#[cfg(feature = "cli")]
 pub fn run_cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_dp-mcmc"))
         .args(args)
@@ -68,7 +68,6 @@ pub fn odd_csvs(dir: &std::path::Path) -> Vec<(&'static str, std::path::PathBuf)
 
 /// Cheap comparison-grid tasks: easy-2d at ε = 1 (56 DP-penalty iterations, 3 minibatch, 106
 /// Barker), `chains` chains of DP penalty, GWMH, minibatch penalty and DP Barker.
-#[allow(dead_code)] // not every test binary runs grids
 pub fn cheap_comparison(chains: usize) -> Vec<dp_mcmc::experiments::Task> {
     use dp_mcmc::experiments::{ComparisonSpec, SamplerKind};
     ComparisonSpec {

@@ -1,8 +1,8 @@
 //! The experiment grids: resume, thread-count independence, a quick grid, time limit, and the
 //! Chapter 6 figures built from real grid results.
 
-#[allow(dead_code)] // the CLI and CSV helpers serve other tests
-mod common;
+#[cfg(feature = "cli")]
+mod shard;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -49,7 +49,7 @@ fn comparable(rows: Vec<ResultRow>) -> Vec<ResultRow> {
 
 #[test]
 fn results_do_not_depend_on_the_thread_count() {
-    let tasks = common::cheap_comparison(2);
+    let tasks = crate::common::cheap_comparison(2);
     let (one, two) = (temp_csv("one.csv"), temp_csv("two.csv"));
     let r1 = runner(1).run(&tasks, &one).unwrap();
     let r2 = runner(2).run(&tasks, &two).unwrap();
@@ -116,7 +116,7 @@ fn a_rerun_skips_finished_tasks_and_redoes_missing_ones() {
 #[test]
 fn a_zero_time_limit_runs_nothing_and_writes_nothing() {
     let path = temp_csv("timeout.csv");
-    let tasks = common::cheap_comparison(2);
+    let tasks = crate::common::cheap_comparison(2);
     let r = GridRunner {
         max_time: Some(Duration::ZERO),
         ..runner(2)

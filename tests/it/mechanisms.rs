@@ -594,7 +594,7 @@ fn authors_gen_betaln_options_are_wired() -> dp_mcmc::Result<()> {
 /// Which of the authors' three departures moves the Beta-Binomial crossover (exact
 /// expectations, n = 300..2400 step 25), the Figure 3 table under their options, and the exact
 /// privacy check of their mechanism on small n.
-/// `cargo test --test mechanisms measure_authors_code -- --ignored --nocapture`.
+/// `cargo test --test it mechanisms::measure_authors_code -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn measure_authors_code() -> dp_mcmc::Result<()> {
@@ -796,7 +796,7 @@ fn notebook_cells_compile_and_run() -> dp_mcmc::Result<()> {
 // ---------------------------------------------------------------- measurements (ignored)
 
 /// Paper-style numbers: crossover of the exact expected errors for Beta-Binomial and the
-/// Dirichlet timing. `cargo test --release --test mechanisms -- --ignored --nocapture`.
+/// Dirichlet timing. `cargo test --release --test it mechanisms:: -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn measure_crossover_and_speed() -> dp_mcmc::Result<()> {
@@ -899,7 +899,7 @@ fn measure_crossover_and_speed() -> dp_mcmc::Result<()> {
 /// 10 for k ≥ 4, where one draw re-walks a group of about |R|(k−1)/n candidates), sizes
 /// growing ×4 in candidates until one call takes over 10 s; then the size a minute allows,
 /// extrapolated from the candidate count (the cost is linear in it), is run to confirm.
-/// `cargo test --release --test mechanisms -- --ignored --nocapture`.
+/// `cargo test --release --test it mechanisms:: -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn measure_dirichlet_speed() -> dp_mcmc::Result<()> {

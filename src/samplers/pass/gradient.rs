@@ -1,0 +1,279 @@
+//! The gradient pass: clipped per-row gradients, summed column by column, in chunks of
+//! [`CHUNK`].
+
+use super::CHUNK;
+use crate::models::Model;
+use crate::samplers::split::{Split, run_groups};
+
+/// One group's scratch for gradient passes: the chunk's gradients column-major
+/// (`d × CHUNK`), a row-major staging area for models without column gradients, per-row
+/// scale factors, and the group's clipped-row count and first error.
+#[derive(Debug)]
+struct GradScratch {
+    cols: Vec<f64>,
+    rows: Vec<f64>,
+    scale: Vec<f64>,
+    clipped: usize,
+    error: Option<crate::Error>,
+}
+
+impl Clone for GradScratch {
+    /// The buffers (an error is only held between a pass and its end).
+    fn clone(&self) -> Self {
+        GradScratch {
+            cols: self.cols.clone(),
+            rows: self.rows.clone(),
+            scale: self.scale.clone(),
+            clipped: self.clipped,
+            error: None,
+        }
+    }
+}
+
+impl GradScratch {
+    fn new(d: usize, staging: bool) -> Self {
+        let size = CHUNK * d;
+        GradScratch {
+            cols: vec![0.0; size],
+            rows: if staging { vec![0.0; size] } else { Vec::new() },
+            scale: vec![0.0; CHUNK],
+            clipped: 0,
+            error: None,
+        }
+    }
+}
+
+/// Buffers for per-row gradient passes: one `GradScratch` per group of chunks ([`Split`])
+/// and the per-chunk partial gradient sums (`d` per chunk).
+#[derive(Clone, Debug)]
+pub struct GradBuffer {
+    split: Split,
+    dim: usize,
+    staging: bool,
+    groups: Vec<GradScratch>,
+    partials: Vec<f64>,
+}
+
+impl GradBuffer {
+    /// Allocate once per chain (the row-major staging area only for models without column
+    /// gradients). The passes are sequential until [`set_threads`](Self::set_threads).
+    pub fn new<M: Model + ?Sized>(model: &M) -> Self {
+        let d = model.dim();
+        let staging = !model.has_column_gradients();
+        let split = Split::new(model.n_rows(), 1);
+        GradBuffer {
+            split,
+            dim: d,
+            staging,
+            groups: vec![GradScratch::new(d, staging)],
+            partials: vec![0.0; split.chunks() * d],
+        }
+    }
+
+    /// Split the passes over up to `threads` rayon threads (1: sequential; small data stay
+    /// sequential anyway, see [`Split`]). Allocates the groups' scratch; results do not
+    /// depend on it.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.split = Split::new(self.split.chunks() * CHUNK, threads);
+        while self.groups.len() < self.split.groups() {
+            self.groups.push(GradScratch::new(self.dim, self.staging));
+        }
+    }
+
+    /// `out = Σ_j clip_{bound}(∇ℓ_j(θ))` over all rows (L2 clipping, `0 ↦ 0`); returns the
+    /// number of clipped rows. With a finite bound, a row whose gradient has a NaN or
+    /// infinite component contributes zero (and counts as clipped), so one bad row cannot
+    /// turn the released sum into NaN: every row's contribution has norm ≤ `bound`. A bound of `+∞` clips nothing (and models with
+    /// [`Model::has_gradient_sum`] then skip the pass).
+    ///
+    /// Each chunk's gradients are laid out column-major (written so by models with
+    /// [`Model::has_column_gradients`], else transposed from the row-major ones), so the
+    /// squared norms, the scale factors `min(1, B/‖g_j‖)` and the scaled sums are all
+    /// vectorised passes over contiguous columns. Each chunk's clipped sum is computed on its
+    /// own (in parallel with [`set_threads`](Self::set_threads)) and the chunk sums are added
+    /// in chunk order, so the result is the same for every thread count.
+    ///
+    /// # Errors
+    /// The model's gradient error of the first failing chunk (in chunk order).
+    pub fn clipped_grad_sum<M: Model + ?Sized>(
+        &mut self,
+        model: &M,
+        theta: &[f64],
+        bound: f64,
+        out: &mut [f64],
+    ) -> crate::Result<usize> {
+        if !bound.is_finite() && model.has_gradient_sum() {
+            // Nothing to clip: the model's sufficient statistics give the sum directly.
+            model.grad_log_lik_sum(theta, out)?;
+            return Ok(0);
+        }
+        let d = model.dim();
+        let n = model.n_rows();
+        let per = self.split.per_group();
+        let columns = model.has_column_gradients();
+        let work = |g: usize, s: &mut GradScratch, parts: &mut [f64], _: &mut [f64]| {
+            s.clipped = 0;
+            s.error = None;
+            for (i, part) in parts.chunks_exact_mut(d).enumerate() {
+                let start = (g * per + i) * CHUNK;
+                let len = CHUNK.min(n - start);
+                let cols = &mut s.cols[..len * d];
+                let filled = if columns {
+                    model.grad_log_lik_cols(theta, start, cols)
+                } else {
+                    let rows = &mut s.rows[..len * d];
+                    model.grad_log_lik_rows(theta, start, rows).map(|()| {
+                        for (k, row) in rows.chunks_exact(d).enumerate() {
+                            for (i, &x) in row.iter().enumerate() {
+                                cols[i * len + k] = x;
+                            }
+                        }
+                    })
+                };
+                if let Err(e) = filled {
+                    s.error = Some(e);
+                    return;
+                }
+                part.fill(0.0);
+                s.clipped += clip_sum_columns(cols, len, bound, &mut s.scale[..len], part);
+            }
+        };
+        run_groups(
+            &self.split,
+            &mut self.groups,
+            &mut self.partials,
+            d,
+            &mut [],
+            &work,
+        );
+        let mut clipped = 0;
+        for s in &mut self.groups[..self.split.groups()] {
+            if let Some(e) = s.error.take() {
+                return Err(e);
+            }
+            clipped += s.clipped;
+        }
+        out.fill(0.0);
+        for part in self.partials.chunks_exact(d) {
+            for (o, &p) in out.iter_mut().zip(part) {
+                *o += p;
+            }
+        }
+        Ok(clipped)
+    }
+}
+
+/// Add `Σ_k clip_{bound}(g_k)` to `out`, where row `k`'s gradient is `cols[i*len + k]`
+/// (`i < d`); `scale` (length `len`) is scratch. Returns the number of clipped rows.
+pub(super) fn clip_sum_columns(
+    cols: &mut [f64],
+    len: usize,
+    bound: f64,
+    scale: &mut [f64],
+    out: &mut [f64],
+) -> usize {
+    if !bound.is_finite() {
+        for (o, col) in out.iter_mut().zip(cols.chunks_exact(len)) {
+            *o += lane_dot(None, col);
+        }
+        return 0;
+    }
+    scale.fill(0.0);
+    for col in cols.chunks_exact(len) {
+        for (s, &g) in scale.iter_mut().zip(col) {
+            *s += g * g;
+        }
+    }
+    let b2 = bound * bound;
+    let mut clipped = 0u64;
+    let mut nonfinite = 0u64;
+    for s in scale.iter_mut() {
+        // ‖g‖² > B²: scale by B/‖g‖. A NaN or infinite ‖g‖² is fixed up below.
+        let over = *s > b2;
+        clipped += u64::from(over);
+        nonfinite += u64::from(!s.is_finite());
+        let f = bound / s.sqrt();
+        *s = if over { f } else { 1.0 };
+    }
+    if nonfinite > 0 {
+        clipped = fix_nonfinite_rows(cols, len, bound, scale, clipped);
+    }
+    for (o, col) in out.iter_mut().zip(cols.chunks_exact(len)) {
+        *o += lane_dot(Some(scale), col);
+    }
+    clipped as usize
+}
+
+/// The rare rows of a chunk whose squared gradient norm is not finite (checked after the fast
+/// sweep, so the hot path pays one comparison per row). A row with a NaN or infinite component
+/// contributes the zero vector: `B/∞ = 0` times `∞` would be NaN, and a NaN scale would turn
+/// the whole noisy gradient into NaN, a release that reveals the row. A row of finite
+/// components whose squared norm overflowed is clipped with its norm computed without
+/// overflow. Every row's contribution stays in the ball of radius `bound`, so the sensitivity
+/// the accountant assumes holds. Such rows count as clipped. Returns the corrected count.
+#[cold]
+#[inline(never)]
+pub(super) fn fix_nonfinite_rows(
+    cols: &mut [f64],
+    len: usize,
+    bound: f64,
+    scale: &mut [f64],
+    mut clipped: u64,
+) -> u64 {
+    for (k, sc) in scale.iter_mut().enumerate().take(len) {
+        let row = || cols.iter().skip(k).step_by(len);
+        let sq: f64 = row().map(|g| g * g).sum();
+        if sq.is_finite() {
+            continue;
+        }
+        // What the fast sweep counted for this row (an infinite ‖g‖² above B², a NaN never).
+        let counted = u64::from(sq > bound * bound);
+        let over = if row().all(|g| g.is_finite()) {
+            let big = row().fold(0.0_f64, |m, g| m.max(g.abs()));
+            let norm = big * row().map(|g| (g / big).powi(2)).sum::<f64>().sqrt();
+            *sc = if norm > bound { bound / norm } else { 1.0 };
+            norm > bound
+        } else {
+            *sc = 0.0;
+            for g in cols.iter_mut().skip(k).step_by(len) {
+                *g = 0.0;
+            }
+            true
+        };
+        clipped = clipped + u64::from(over) - counted;
+    }
+    clipped
+}
+
+/// `Σ_k w_k x_k` (or `Σ_k x_k` without weights) with four independent lanes, so the compiler
+/// vectorises it; the order of additions is fixed, so results are reproducible.
+#[inline(always)]
+fn lane_dot(w: Option<&[f64]>, x: &[f64]) -> f64 {
+    const L: usize = 4;
+    let mut acc = [0.0; L];
+    let mut xs = x.chunks_exact(L);
+    match w {
+        Some(w) => {
+            let mut ws = w.chunks_exact(L);
+            for (a, b) in (&mut ws).zip(&mut xs) {
+                for k in 0..L {
+                    acc[k] += a[k] * b[k];
+                }
+            }
+            for (a, b) in ws.remainder().iter().zip(xs.remainder()) {
+                acc[0] += a * b;
+            }
+        }
+        None => {
+            for b in &mut xs {
+                for k in 0..L {
+                    acc[k] += b[k];
+                }
+            }
+            for b in xs.remainder() {
+                acc[0] += b;
+            }
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3])
+}

@@ -1,0 +1,21 @@
+//! One pass over the data: clipped per-row log-likelihood ratios, summed (no allocation).
+//!
+//! Every kernel of this crate spends its time here. Rows are processed in chunks of
+//! [`CHUNK`] so the per-row terms stay in L1 between the model writing them and the kernel
+//! clipping them; the model decides how to compute the terms (closed-form ratio, or one
+//! likelihood evaluation against a cache of the current state's per-row values).
+//!
+//! Two passes: the ratio pass (`ratio.rs`: clipped per-row log-likelihood ratios, with the
+//! per-row cache of models without a closed-form ratio) and the gradient pass (`gradient.rs`:
+//! clipped per-row gradients, column by column).
+
+mod gradient;
+mod ratio;
+#[cfg(test)]
+mod tests;
+
+pub use gradient::GradBuffer;
+pub use ratio::{ClippedSum, RowCache};
+
+/// Rows per chunk of a data pass.
+pub const CHUNK: usize = 1024;

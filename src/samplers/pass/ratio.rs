@@ -1,0 +1,286 @@
+//! The ratio pass: clipped per-row log-likelihood ratios, summed, in chunks of [`CHUNK`].
+
+use super::CHUNK;
+use crate::models::{Layout, Model};
+use crate::samplers::split::{Split, run_groups};
+
+/// Sum of clipped per-row ratios and how many rows were clipped.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ClippedSum {
+    /// `Σ_j clip(r_j, −B, B)`.
+    pub sum: f64,
+    /// Unclipped `Σ_j r_j` (to tell whether clipping changed a decision); only computed when
+    /// asked for (`RAW = true`), else 0.
+    pub raw_sum: f64,
+    /// Number of rows with `|r_j| > B`.
+    pub clipped: usize,
+}
+
+impl ClippedSum {
+    /// Clip `r` to `[-bound, bound]` and add it (a bound of `+∞` clips nothing; a NaN ratio
+    /// counts as `−bound`, so its contribution stays bounded and the privacy analysis holds,
+    /// and `f64::clamp`'s panic on a NaN bound cannot happen). Four
+    /// independent lanes let the compiler vectorise the sums; the order of additions is
+    /// fixed, so results are reproducible. `RAW` also sums the unclipped values.
+    #[inline(always)]
+    pub(super) fn add_chunk<const RAW: bool>(&mut self, r: &[f64], bound: f64) {
+        const L: usize = 4;
+        let (mut s, mut raw, mut c) = ([0.0; L], [0.0; L], [0u64; L]);
+        let mut lanes = r.chunks_exact(L);
+        for x in &mut lanes {
+            for k in 0..L {
+                s[k] += clamp_nan_low(x[k], bound);
+                c[k] += u64::from(x[k].abs() > bound);
+                if RAW {
+                    raw[k] += x[k];
+                }
+            }
+        }
+        for &x in lanes.remainder() {
+            s[0] += clamp_nan_low(x, bound);
+            c[0] += u64::from(x.abs() > bound);
+            if RAW {
+                raw[0] += x;
+            }
+        }
+        self.sum += (s[0] + s[1]) + (s[2] + s[3]);
+        self.raw_sum += (raw[0] + raw[1]) + (raw[2] + raw[3]);
+        self.clipped += (c[0] + c[1] + c[2] + c[3]) as usize;
+    }
+}
+
+/// `x` clamped to `[−bound, bound]`, NaN ↦ `−bound`. Written as two comparisons (one
+/// `max`/`min` instruction each) rather than `f64::max`/`min`, whose NaN rules cost extra
+/// instructions per element; the values are the same.
+#[inline(always)]
+pub(super) fn clamp_nan_low(x: f64, bound: f64) -> f64 {
+    let low = if x > -bound { x } else { -bound };
+    if low < bound { low } else { bound }
+}
+
+/// Per-row state a full-data kernel keeps: one chunk buffer per group of chunks
+/// ([`Split`]), the per-chunk partial sums, and for models without a closed-form ratio the
+/// per-row log-likelihoods of the current and the proposed state, in the model's
+/// [`layout`](Model::layout) (`f64`, or `f32` for compact models: see there).
+#[derive(Clone, Debug)]
+pub struct RowCache {
+    pass: RatioPass,
+    values: RowValues,
+}
+
+/// The buffers of a ratio pass: how the chunks are split into groups, one chunk buffer per
+/// group, one partial sum per chunk.
+#[derive(Clone, Debug)]
+struct RatioPass {
+    split: Split,
+    chunks: Vec<Vec<f64>>,
+    partials: Vec<ClippedSum>,
+}
+
+/// The cached per-row log-likelihoods, current and proposed.
+#[derive(Clone, Debug)]
+enum RowValues {
+    /// The model has a direct ratio: nothing is cached.
+    None,
+    F64(Vec<f64>, Vec<f64>),
+    F32(Vec<f32>, Vec<f32>),
+}
+
+/// A precision the per-row cache can be kept in.
+trait Cached: Copy + Default + Send + Sync {
+    /// `x` rounded to this precision.
+    fn round(x: f64) -> Self;
+
+    /// The stored value as `f64` (exact).
+    fn widen(self) -> f64;
+
+    /// The model's `ℓ_j(θ')` for one chunk: stored (rounded to `Self`) into `proposed`, and
+    /// `ℓ_j(θ') − ℓ_j(θ)` (the difference of the stored values) written into `ratios`.
+    fn ratios<M: Model + ?Sized>(
+        model: &M,
+        theta_new: &[f64],
+        start: usize,
+        current: &[Self],
+        proposed: &mut [Self],
+        ratios: &mut [f64],
+    ) {
+        model.log_lik_rows(theta_new, start, ratios);
+        for ((r, p), &c) in ratios.iter_mut().zip(proposed.iter_mut()).zip(current) {
+            *p = Self::round(*r);
+            *r = p.widen() - c.widen();
+        }
+    }
+
+    /// `ℓ_j(θ)` for every row, in this precision.
+    fn fill<M: Model + ?Sized>(model: &M, theta: &[f64]) -> Vec<Self> {
+        let n = model.n_rows();
+        let mut values = vec![Self::default(); n];
+        let mut buf = vec![0.0; CHUNK.min(n)];
+        for (k, v) in values.chunks_mut(CHUNK).enumerate() {
+            let buf = &mut buf[..v.len()];
+            model.log_lik_rows(theta, k * CHUNK, buf);
+            for (o, &x) in v.iter_mut().zip(buf.iter()) {
+                *o = Self::round(x);
+            }
+        }
+        values
+    }
+}
+
+impl Cached for f64 {
+    #[inline(always)]
+    fn round(x: f64) -> f64 {
+        x
+    }
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        self
+    }
+}
+
+impl Cached for f32 {
+    #[inline(always)]
+    fn round(x: f64) -> f32 {
+        x as f32
+    }
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+impl RowCache {
+    /// Allocate once per chain; fills the cache with `ℓ_j(θ)` when the model needs it. The
+    /// passes are sequential until [`set_threads`](Self::set_threads).
+    pub fn new<M: Model + ?Sized>(model: &M, theta: &[f64]) -> Self {
+        let n = model.n_rows();
+        let values = match (model.has_direct_ratio(), model.layout()) {
+            (true, _) => RowValues::None,
+            (false, Layout::F64) => RowValues::F64(f64::fill(model, theta), vec![0.0; n]),
+            (false, Layout::F32) => RowValues::F32(f32::fill(model, theta), vec![0.0; n]),
+        };
+        let split = Split::new(n, 1);
+        let pass = RatioPass {
+            split,
+            chunks: vec![vec![0.0; CHUNK]],
+            partials: vec![ClippedSum::default(); split.chunks()],
+        };
+        RowCache { pass, values }
+    }
+
+    /// Split the passes over up to `threads` rayon threads (1: sequential; small data stay
+    /// sequential anyway, see [`Split`]). Allocates the groups' chunk buffers; results do not
+    /// depend on it.
+    pub fn set_threads(&mut self, threads: usize) {
+        let pass = &mut self.pass;
+        pass.split = Split::new(pass.split.chunks() * CHUNK, threads);
+        while pass.chunks.len() < pass.split.groups() {
+            pass.chunks.push(vec![0.0; CHUNK]);
+        }
+    }
+
+    /// One pass over all rows: `Σ clip(ℓ_j(θ') − ℓ_j(θ), ±bound)`; with `RAW`, also the
+    /// unclipped sum. Each chunk's sum is computed on its own (in parallel with
+    /// [`set_threads`](Self::set_threads)) and the chunk sums are added in chunk order, so
+    /// the result is the same for every thread count.
+    pub fn clipped_ratio_sum<const RAW: bool, M: Model + ?Sized>(
+        &mut self,
+        model: &M,
+        theta: &[f64],
+        theta_new: &[f64],
+        bound: f64,
+    ) -> ClippedSum {
+        let n = model.n_rows();
+        match &mut self.values {
+            RowValues::None => {
+                let ratios = |start: usize, buf: &mut [f64], _: &mut [f64]| {
+                    model.log_lik_ratio_rows(theta, theta_new, start, buf);
+                };
+                self.pass.run::<RAW, f64, _>(&mut [], n, bound, &ratios)
+            }
+            RowValues::F64(current, proposed) => self
+                .pass
+                .cached::<RAW, _, _>(model, theta_new, bound, current, proposed),
+            RowValues::F32(current, proposed) => self
+                .pass
+                .cached::<RAW, _, _>(model, theta_new, bound, current, proposed),
+        }
+    }
+
+    /// The proposal was accepted: its per-row values become the current ones.
+    pub fn accept(&mut self) {
+        match &mut self.values {
+            RowValues::None => {}
+            RowValues::F64(current, proposed) => std::mem::swap(current, proposed),
+            RowValues::F32(current, proposed) => std::mem::swap(current, proposed),
+        }
+    }
+}
+
+impl RatioPass {
+    /// [`run`](Self::run) against a per-row cache: `ℓ_j(θ')` is computed, stored into
+    /// `proposed` in the cache's precision, and differenced with `current`.
+    fn cached<const RAW: bool, R: Cached, M: Model + ?Sized>(
+        &mut self,
+        model: &M,
+        theta_new: &[f64],
+        bound: f64,
+        current: &[R],
+        proposed: &mut [R],
+    ) -> ClippedSum {
+        let ratios = |start: usize, buf: &mut [f64], new: &mut [R]| {
+            let cur = &current[start..start + buf.len()];
+            R::ratios(model, theta_new, start, cur, new, buf);
+        };
+        self.run::<RAW, R, _>(proposed, current.len(), bound, &ratios)
+    }
+
+    /// The pass of [`RowCache::clipped_ratio_sum`] over `n` rows: `ratios(start, buf, new)`
+    /// writes one chunk's per-row ratios into `buf` (and its rows' cached values into `new`,
+    /// a chunk of `proposed`, empty without a cache); each chunk's clipped sum goes to its
+    /// slot of `partials`, and the slots are added in chunk order.
+    fn run<const RAW: bool, R, F>(
+        &mut self,
+        proposed: &mut [R],
+        n: usize,
+        bound: f64,
+        ratios: &F,
+    ) -> ClippedSum
+    where
+        R: Send,
+        F: Fn(usize, &mut [f64], &mut [R]) + Sync,
+    {
+        let per = self.split.per_group();
+        let cached = !proposed.is_empty();
+        let work = |g: usize, buf: &mut Vec<f64>, parts: &mut [ClippedSum], new: &mut [R]| {
+            for (i, part) in parts.iter_mut().enumerate() {
+                let start = (g * per + i) * CHUNK;
+                let len = CHUNK.min(n - start);
+                let buf = &mut buf[..len];
+                let new: &mut [R] = if cached {
+                    &mut new[i * CHUNK..i * CHUNK + len]
+                } else {
+                    &mut []
+                };
+                ratios(start, buf, new);
+                *part = ClippedSum::default();
+                part.add_chunk::<RAW>(buf, bound);
+            }
+        };
+        run_groups(
+            &self.split,
+            &mut self.chunks,
+            &mut self.partials,
+            1,
+            proposed,
+            &work,
+        );
+        let mut acc = ClippedSum::default();
+        for p in &self.partials {
+            acc.sum += p.sum;
+            acc.raw_sum += p.raw_sum;
+            acc.clipped += p.clipped;
+        }
+        acc
+    }
+}

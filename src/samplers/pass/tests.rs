@@ -1,0 +1,265 @@
+use super::gradient::*;
+use super::ratio::*;
+use super::*;
+use crate::models::{BananaModel, BananaParams};
+use crate::models::{Layout, Model};
+
+/// A model seen through its row-wise methods only (no closed-form ratio, no column
+/// gradients), in a declared layout: the kernels then use the per-row cache (in that
+/// layout's precision) and the transposed row-gradient path.
+struct RowView<'a, M>(&'a M, Layout);
+
+impl<M: Model> Model for RowView<'_, M> {
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn n_rows(&self) -> usize {
+        self.0.n_rows()
+    }
+    fn layout(&self) -> Layout {
+        self.1
+    }
+    fn log_prior(&self, t: &[f64]) -> f64 {
+        self.0.log_prior(t)
+    }
+    fn grad_log_prior(&self, t: &[f64], g: &mut [f64]) {
+        self.0.grad_log_prior(t, g)
+    }
+    fn log_lik_row(&self, t: &[f64], j: usize) -> f64 {
+        self.0.log_lik_row(t, j)
+    }
+    fn has_gradient(&self) -> bool {
+        true
+    }
+    fn grad_log_lik_row(&self, t: &[f64], j: usize, g: &mut [f64]) -> crate::Result<()> {
+        self.0.grad_log_lik_row(t, j, g)
+    }
+}
+
+#[test]
+fn clamp_matches_max_min_and_sends_nan_low() {
+    for x in [
+        -5.0,
+        -2.0,
+        -0.5,
+        0.0,
+        1.5,
+        2.0,
+        7.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ] {
+        assert_eq!(clamp_nan_low(x, 2.0), x.clamp(-2.0, 2.0));
+        assert_eq!(clamp_nan_low(x, f64::INFINITY), x);
+    }
+    assert_eq!(clamp_nan_low(f64::NAN, 2.0), -2.0);
+    let mut acc = ClippedSum::default();
+    acc.add_chunk::<true>(&[1.0, 3.0, -4.0, 0.5, f64::NAN], 2.0);
+    assert_eq!((acc.sum, acc.clipped), (1.0 + 2.0 - 2.0 + 0.5 - 2.0, 2));
+}
+
+/// A row with a NaN or infinite gradient component contributes zero, a row whose squared
+/// norm overflows is clipped to norm `B` (before the fix: NaN scale 1, or `0·∞ = NaN`).
+#[test]
+fn nonfinite_gradient_rows_stay_bounded() {
+    let len = 6;
+    let bound = 2.0;
+    // Row-wise: (3,4) clipped to (1.2,1.6); (NaN,1); (∞,0); (1e300,1e300) → (√2,√2);
+    // (0.5,0) kept; (−∞,NaN).
+    let rows = [
+        [3.0, 4.0],
+        [f64::NAN, 1.0],
+        [f64::INFINITY, 0.0],
+        [1e300, 1e300],
+        [0.5, 0.0],
+        [f64::NEG_INFINITY, f64::NAN],
+    ];
+    let mut cols = vec![0.0; 2 * len];
+    for (k, r) in rows.iter().enumerate() {
+        cols[k] = r[0];
+        cols[len + k] = r[1];
+    }
+    let mut scale = vec![0.0; len];
+    let mut out = vec![0.0; 2];
+    let clipped = clip_sum_columns(&mut cols, len, bound, &mut scale, &mut out);
+    let h = std::f64::consts::SQRT_2;
+    assert_eq!(clipped, 5);
+    // A bound so large that B² overflows: the overflowing finite row is not clipped.
+    let mut cols2 = vec![1e300, 1.0, 1e300, 1.0];
+    let mut out2 = vec![0.0; 2];
+    let c2 = clip_sum_columns(&mut cols2, 2, 1e300 * 10.0, &mut scale[..2], &mut out2);
+    assert_eq!((c2, out2), (0, vec![1e300 + 1.0, 1e300 + 1.0]));
+    assert!((out[0] - (1.2 + h + 0.5)).abs() < 1e-12, "{out:?}");
+    assert!((out[1] - (1.6 + h)).abs() < 1e-12, "{out:?}");
+}
+
+/// The chunked, vectorised clipped gradient sum equals clipping row by row, on both the
+/// column-major and the transposed row-major path, across chunk boundaries.
+#[test]
+fn clipped_grad_sum_matches_row_by_row() {
+    let params = BananaParams::thesis(3, 20.0);
+    let data = params
+        .generate(&[0.0, 3.0, 0.0], 2 * CHUNK + 77, 5)
+        .unwrap();
+    let model = BananaModel::new(data, params).unwrap();
+    let theta = [0.2, 1.7, -0.4];
+    let d = 3;
+    for bound in [0.3, 1.0, 3.0, f64::INFINITY] {
+        let (mut want, mut want_clipped) = (vec![0.0; d], 0);
+        let mut scale = vec![0.0; d];
+        let mut g = vec![0.0; d];
+        for j in 0..model.n_rows() {
+            model.grad_log_lik_row(&theta, j, &mut g).unwrap();
+            let norm = g.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let s = if norm > bound { bound / norm } else { 1.0 };
+            want_clipped += usize::from(norm > bound);
+            want.iter_mut().zip(&g).for_each(|(w, x)| *w += s * x);
+            scale
+                .iter_mut()
+                .zip(&g)
+                .for_each(|(w, x)| *w += (s * x).abs());
+        }
+        for (path, m) in [
+            ("columns", &model as &dyn Model),
+            ("rows", &RowView(&model, Layout::F64) as &dyn Model),
+        ] {
+            let mut out = vec![f64::NAN; d];
+            let clipped = GradBuffer::new(m)
+                .clipped_grad_sum(m, &theta, bound, &mut out)
+                .unwrap();
+            assert_eq!(clipped, want_clipped, "{path}, bound {bound}");
+            // Relative to Σ_j |g_ji|: the unclipped sum comes from sufficient statistics
+            // (`grad_log_lik_sum`) on the column path, with its own rounding.
+            for ((o, w), sc) in out.iter().zip(&want).zip(&scale) {
+                assert!(
+                    (o - w).abs() <= 1e-12 * sc,
+                    "{path}, bound {bound}: {o} vs {w}"
+                );
+            }
+        }
+        if bound.is_finite() {
+            assert!(want_clipped > 0 && want_clipped < model.n_rows());
+        }
+    }
+}
+
+/// Today's sequential ratio pass, chunk by chunk into one running sum (the reference the
+/// split pass must reproduce bit for bit).
+fn sequential_ratio_sum<M: Model + ?Sized>(m: &M, t: &[f64], t_new: &[f64], b: f64) -> ClippedSum {
+    let mut acc = ClippedSum::default();
+    let mut buf = vec![0.0; CHUNK];
+    let mut start = 0;
+    while start < m.n_rows() {
+        let len = CHUNK.min(m.n_rows() - start);
+        let buf = &mut buf[..len];
+        if m.layout() == Layout::F32 && !m.has_direct_ratio() {
+            // the cache's precision: each log-likelihood rounded to f32, then differenced
+            let rounded = |t: &[f64], j: usize| f64::from(m.log_lik_row(t, j) as f32);
+            for (k, r) in buf.iter_mut().enumerate() {
+                *r = rounded(t_new, start + k) - rounded(t, start + k);
+            }
+        } else {
+            m.log_lik_ratio_rows(t, t_new, start, buf);
+        }
+        acc.add_chunk::<true>(buf, b);
+        start += len;
+    }
+    acc
+}
+
+/// Today's sequential gradient pass (every chunk's clipped sum added into `out`).
+fn sequential_grad_sum<M: Model + ?Sized>(m: &M, t: &[f64], b: f64, out: &mut [f64]) -> usize {
+    let d = m.dim();
+    let (mut rows, mut cols, mut scale) =
+        (vec![0.0; CHUNK * d], vec![0.0; CHUNK * d], vec![0.0; CHUNK]);
+    out.fill(0.0);
+    let (mut clipped, mut start) = (0, 0);
+    while start < m.n_rows() {
+        let len = CHUNK.min(m.n_rows() - start);
+        if m.has_column_gradients() {
+            m.grad_log_lik_cols(t, start, &mut cols[..len * d]).unwrap();
+        } else {
+            m.grad_log_lik_rows(t, start, &mut rows[..len * d]).unwrap();
+            for (k, g) in rows[..len * d].chunks_exact(d).enumerate() {
+                for (i, &x) in g.iter().enumerate() {
+                    cols[i * len + k] = x;
+                }
+            }
+        }
+        clipped += clip_sum_columns(&mut cols[..len * d], len, b, &mut scale[..len], out);
+        start += len;
+    }
+    clipped
+}
+
+/// The split passes (1, 2, 3 and 7 threads, in a pool of 3) equal the sequential pass bit
+/// for bit: ratio passes with a closed-form ratio and with the per-row cache (`f64`, and
+/// `f32` for a compact model: differences of rounded values), gradient
+/// passes on the column and the transposed row path, with and without clipping.
+#[test]
+fn split_passes_equal_the_sequential_pass_bit_for_bit() {
+    let n = (crate::samplers::split::PARALLEL_MIN_CHUNKS + 7) * CHUNK + 123;
+    assert!(crate::samplers::split::Split::new(n, 2).groups() > 2);
+    let params = BananaParams::thesis(3, 20.0);
+    let banana =
+        BananaModel::new(params.generate(&[0.0, 3.0, 0.0], n, 5).unwrap(), params).unwrap();
+    let iso = crate::models::testing::IsotropicGaussian::generate(n, 3, 6);
+    let (t, t_new) = ([0.2, 1.7, -0.4], [0.21, 1.69, -0.38]);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let compact = RowView(&iso, Layout::F32);
+    for (name, m) in [
+        ("direct", &banana as &dyn Model),
+        ("cached", &iso as &dyn Model),
+        ("cached f32", &compact as &dyn Model),
+    ] {
+        assert_eq!(name == "direct", m.has_direct_ratio());
+        for bound in [0.05, 0.5, f64::INFINITY] {
+            let want = sequential_ratio_sum(m, &t, &t_new, bound);
+            if name == "cached f32" {
+                // the reference really is the rounded one (so the test tells f32 from f64)
+                let exact = sequential_ratio_sum(&iso, &t, &t_new, bound);
+                assert_ne!(want.raw_sum.to_bits(), exact.raw_sum.to_bits());
+                assert!((want.raw_sum - exact.raw_sum).abs() < 1e-6 * n as f64);
+            }
+            let mut gwant = vec![0.0; 3];
+            let cwant = sequential_grad_sum(m, &t, bound, &mut gwant);
+            for threads in [1, 2, 3, 7] {
+                let mut cache = RowCache::new(m, &t);
+                cache.set_threads(threads);
+                let got = pool.install(|| cache.clipped_ratio_sum::<true, _>(m, &t, &t_new, bound));
+                let bits = |c: ClippedSum| (c.sum.to_bits(), c.raw_sum.to_bits(), c.clipped);
+                assert_eq!(
+                    bits(got),
+                    bits(want),
+                    "{name}, bound {bound}, {threads} threads"
+                );
+                // after an accept the cache holds θ' and the pass back is the negation
+                cache.accept();
+                let back =
+                    pool.install(|| cache.clipped_ratio_sum::<true, _>(m, &t_new, &t, bound));
+                assert_eq!(bits(back), bits(sequential_ratio_sum(m, &t_new, &t, bound)));
+                let mut grads = GradBuffer::new(m);
+                grads.set_threads(threads);
+                let mut got = vec![f64::NAN; 3];
+                let c = pool
+                    .install(|| grads.clipped_grad_sum(m, &t, bound, &mut got))
+                    .unwrap();
+                if !(bound.is_infinite() && m.has_gradient_sum()) {
+                    assert_eq!(c, cwant, "{name}, bound {bound}, {threads} threads");
+                    let b = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(
+                        b(&got),
+                        b(&gwant),
+                        "{name}, bound {bound}, {threads} threads"
+                    );
+                }
+            }
+            if bound == 0.05 {
+                assert!(want.clipped > 0 && cwant > 0, "{name}: the bound must clip");
+            }
+        }
+    }
+}
