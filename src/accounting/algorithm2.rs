@@ -1,7 +1,7 @@
 //! Algorithm 2 of the thesis: the largest number of iterations k with accountant(k) below a
 //! target, by doubling and bisection on the reals (THESIS-NOTES §5).
 
-use super::accountants::Accountant;
+use super::accountant::Accountant;
 use super::releases::Releases;
 use crate::error::{Error, Result};
 

@@ -23,36 +23,37 @@
 //! computation is the default and the thesis-code one an explicit option
 //! (`.thesis_compatible(true)`, [`WorBound::ThesisCode`]). All rounding is pessimistic.
 
-mod accountants;
+mod accountant;
+#[cfg(test)]
+mod accountant_tests;
 pub mod algorithm2;
-mod barker;
-pub(crate) mod barker_exact;
-pub(crate) mod barker_pld;
-pub(crate) mod discrete_gaussian;
+pub(crate) mod barker;
+pub(crate) mod certified;
 mod event;
 pub mod fourier;
-mod gaussian;
 mod iterations;
 mod pld;
-mod rdp;
+pub(crate) mod rdp;
 mod releases;
 pub(crate) mod special;
-mod zcdp;
+pub(crate) mod zcdp;
 
-pub use accountants::{Accountant, CertifiedPld, Fourier, Measure, Pld, Rdp, Zcdp, ZcdpConversion};
+pub use accountant::{Accountant, Measure};
 pub use algorithm2::{MAX_ITERATIONS, algorithm2};
+pub use barker::exact::barker_rd_exact;
 pub use barker::{BarkerBound, BarkerRdp, barker_rd_approx};
-pub use barker_exact::barker_rd_exact;
-pub use discrete_gaussian::{
-    cks_zcdp_delta, cks_zcdp_epsilon, discrete_gaussian_delta, discrete_gaussian_rho,
-};
+pub use certified::CertifiedPld;
+pub use certified::engine::Interval;
 pub use event::PrivacyEvent;
-pub use gaussian::{gaussian_mu, pld_delta, pld_epsilon};
+pub use fourier::Fourier;
 pub use iterations::{Algorithm, Gradient, IterationBudget, Method};
-pub use pld::Interval;
+pub use pld::{Pld, gaussian_mu, pld_delta, pld_epsilon};
 pub use rdp::{
-    MAX_RDP_ORDER, RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp, integer_orders,
-    poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
+    MAX_RDP_ORDER, Rdp, RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp,
+    integer_orders, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
 };
 pub use releases::Releases;
-pub use zcdp::zcdp_rho_budget;
+pub use zcdp::discrete_gaussian::{
+    cks_zcdp_delta, cks_zcdp_epsilon, discrete_gaussian_delta, discrete_gaussian_rho,
+};
+pub use zcdp::{Zcdp, ZcdpConversion, zcdp_rho_budget};

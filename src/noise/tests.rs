@@ -6,7 +6,7 @@ use statrs::distribution::{ChiSquared, ContinuousCDF};
 
 use super::exact::{bernoulli_exp_neg, uniform_below};
 use super::*;
-use crate::accounting::discrete_gaussian::Neumaier;
+use crate::accounting::zcdp::discrete_gaussian::Neumaier;
 use crate::rng::chain_rng;
 
 /// Pearson chi-square p-value of `counts` against probabilities `probs` (bins with expected

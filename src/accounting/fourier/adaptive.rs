@@ -24,7 +24,7 @@
 
 use super::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use crate::accounting::CertifiedPld;
-use crate::accounting::pld::loss::Loss;
+use crate::accounting::certified::engine::loss::Loss;
 use crate::error::{Error, Result};
 
 /// The finest grid the automatic refinement tries: 2^22 points (about 4.2 million, 64 MiB per

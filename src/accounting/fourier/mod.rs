@@ -42,6 +42,7 @@
 //! frequencies skipped) instead of a PLD evaluation and two FFTs; [`FourierPld::max_steps`]
 //! runs Algorithm 2 on top of that.
 
+mod accountant;
 mod adaptive;
 mod compose;
 mod grid;
@@ -51,6 +52,7 @@ mod tests;
 
 use std::sync::{Arc, Mutex};
 
+pub use accountant::Fourier;
 pub use adaptive::{
     AUTO_MAX_NX, AUTO_REFINEMENTS, CONVERGENCE_TOLERANCE, DELTA_ROUNDOFF, GridAnswer,
 };

@@ -1,66 +1,117 @@
-//! Certified privacy loss distribution engine: two-sided bounds on δ(ε) and ε(δ) of
-//! compositions, used by [`CertifiedPld`](crate::accounting::CertifiedPld).
-//!
-//! # Method
-//! 1. **Discretisation** ([`discretise`]): each mechanism's dominating pair (P, Q)
-//!    ([`loss`]) is cut into loss buckets `(ih, (i+1)h]` whose P- and Q-masses are computed
-//!    from normal tails. The **pessimistic** PMF is the connect-the-dots discretisation of
-//!    Doroshenko, Ghazi, Kamath, Kumar and Manurangsi (PETS 2022, the one dp_accounting
-//!    uses): each bucket's P-mass is split between its two nodes keeping its Q-mass, which
-//!    gives a pair that dominates the mechanism; the mass above the lattice is an explicit
-//!    atom at +∞. The **optimistic** PMF rounds every loss down (the tails are dropped).
-//! 2. **Composition** ([`compose`]): one FFT (rustfft) per distinct mechanism, pointwise
-//!    powers and products, one inverse FFT, on exponentially tilted PMFs so that the
-//!    round-off stays relative to δ however small δ is; the window follows from a Chernoff
-//!    bound, and every error (window, aliasing, FFT and power round-off, the
-//!    discretisation's own round-off) is bounded and charged to the interval.
-//! 3. **Bounds** ([`curve`]): the upper bound is δ of the composed connect-the-dots PMF
-//!    plus the allowances; the lower bound is δ of the composed rounded-down PMF shifted by
-//!    the certified mean rounding error minus a Hoeffding deviation. ε(δ) is solved exactly
-//!    on each lattice cell of both curves.
-//! 4. **Refinement** ([`CertifiedPld`](crate::accounting::CertifiedPld)): the lattice step
-//!    starts coarse and shrinks until the interval is as narrow as asked or the work budget
-//!    is spent; every round's interval is certified, so the answer is their intersection.
+//! [`Pld`]: the tight Gaussian privacy loss distribution (closed form), subsampled events
+//! delegated to the Fourier accountant.
 
-pub(crate) mod compose;
-pub(crate) mod curve;
-pub(crate) mod discretise;
-pub(crate) mod loss;
-pub(crate) mod profile;
+mod gaussian;
 
-/// A closed interval `[lower, upper]` certified to contain the true value.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Interval {
-    /// Lower bound.
-    pub lower: f64,
-    /// Upper bound.
-    pub upper: f64,
+pub use gaussian::{gaussian_mu, pld_delta, pld_epsilon};
+pub(crate) use gaussian::{pld_delta_unchecked, pld_epsilon_unchecked};
+
+use super::accountant::{Accountant, unsupported, walk};
+use super::fourier::Fourier;
+use crate::accounting::event::PrivacyEvent;
+use crate::error::{Error, Result, check};
+
+/// Tight privacy loss distribution accountant.
+///
+/// Compositions of bare `Gaussian` events use the closed form `N(μ, 2μ)` (thesis Theorems 4, 6,
+/// 12), exact up to round-off. `PoissonSampled{Gaussian}` and `SampledWithoutReplacement{Gaussian}`
+/// events are delegated to the [`Fourier`] accountant (default grid nx = 1e6, L = 20). Mixing
+/// bare Gaussians with subsampled events in one accountant is not supported (the event is
+/// rejected, state unchanged).
+#[derive(Clone, Debug, Default)]
+pub struct Pld {
+    mu: f64,
+    fourier: Fourier,
 }
 
-impl Interval {
-    /// `upper − lower`.
-    pub fn width(&self) -> f64 {
-        self.upper - self.lower
+impl Pld {
+    /// An empty PLD accountant.
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{Accountant, PrivacyEvent, Pld};
+    /// let mut acc = Pld::new();
+    /// acc.compose(&PrivacyEvent::gaussian(1.0))?;
+    /// // tests/data/accounting case gauss_pld_04 (mpmath 60 digits): 9.8127058268469559e-23
+    /// assert!((acc.delta(10.0)? / 9.8127058268469559e-23 - 1.0).abs() < 1e-9);
+    /// assert!(acc.delta(f64::NAN).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
     }
-    /// Whether `x` lies in the interval.
-    pub fn contains(&self, x: f64) -> bool {
-        self.lower <= x && x <= self.upper
+
+    /// Total μ of the bare Gaussian events.
+    pub fn mu(&self) -> f64 {
+        self.mu
     }
-    /// The intersection of two intervals that both contain the true value.
-    pub(crate) fn intersect(self, other: Interval) -> Interval {
-        Interval {
-            lower: self.lower.max(other.lower),
-            upper: self.upper.min(other.upper),
+
+    fn split(&self, event: &PrivacyEvent) -> Result<(f64, bool)> {
+        let mut mu = 0.0;
+        let mut sampled = false;
+        walk(event, 1.0, &mut |e, c| {
+            match e {
+                PrivacyEvent::Gaussian { noise_multiplier } => {
+                    let s = check::positive("noise_multiplier", *noise_multiplier)?;
+                    mu += c * 0.5 / (s * s);
+                }
+                PrivacyEvent::PoissonSampled { .. }
+                | PrivacyEvent::SampledWithoutReplacement { .. } => sampled = true,
+                other => return Err(unsupported("PLD", other)),
+            }
+            Ok(())
+        })?;
+        if sampled && (mu > 0.0 || self.mu > 0.0) {
+            return Err(Error::UnsupportedEvent {
+                accountant: "PLD",
+                event: format!(
+                    "{event} (mixes bare Gaussian and subsampled events; account them separately)"
+                ),
+            });
         }
-    }
-    /// The interval of the maximum of two quantities.
-    pub(crate) fn max(self, other: Interval) -> Interval {
-        Interval {
-            lower: self.lower.max(other.lower),
-            upper: self.upper.max(other.upper),
+        if sampled {
+            self.fourier.check(event)?;
         }
+        if mu > 0.0 && !self.fourier.is_empty() {
+            return Err(Error::UnsupportedEvent {
+                accountant: "PLD",
+                event: format!("{event} (bare Gaussian after subsampled events)"),
+            });
+        }
+        Ok((mu, sampled))
     }
 }
 
-#[cfg(test)]
-mod tests;
+impl Accountant for Pld {
+    fn name(&self) -> &'static str {
+        "PLD"
+    }
+    fn check(&self, event: &PrivacyEvent) -> Result<()> {
+        self.split(event).map(|_| ())
+    }
+    fn compose(&mut self, event: &PrivacyEvent) -> Result<()> {
+        let (mu, sampled) = self.split(event)?;
+        if sampled {
+            self.fourier.compose(event)?;
+        }
+        self.mu += mu;
+        Ok(())
+    }
+    fn boxed(&self) -> Box<dyn Accountant> {
+        Box::new(self.clone())
+    }
+    fn epsilon(&self, delta: f64) -> Result<f64> {
+        let d = check::delta("delta", delta)?;
+        if !self.fourier.is_empty() {
+            return self.fourier.epsilon(d);
+        }
+        pld_epsilon_unchecked(self.mu, d)
+    }
+    fn delta(&self, epsilon: f64) -> Result<f64> {
+        let e = check::non_negative("epsilon", epsilon)?;
+        if !self.fourier.is_empty() {
+            return self.fourier.delta(e);
+        }
+        Ok(pld_delta_unchecked(self.mu, e))
+    }
+}

@@ -20,9 +20,9 @@ use crate::samplers::kernel::{Kernel, StepInfo};
 use crate::samplers::proposal::ProposalKind;
 use crate::samplers::vcorr::vcorr;
 
-/// Barker's total noise variance C (its privacy analysis, `accounting/barker_exact.rs`, holds
+/// Barker's total noise variance C (its privacy analysis, `accounting/barker/exact.rs`, holds
 /// the constant).
-pub const BARKER_NOISE_VAR: f64 = crate::accounting::barker_exact::NOISE_VAR;
+pub const BARKER_NOISE_VAR: f64 = crate::accounting::barker::exact::NOISE_VAR;
 
 /// DP Barker settings (build with [`DpBarker`](super::DpBarker)).
 #[derive(Clone, Debug)]
@@ -51,7 +51,7 @@ impl DpBarkerKernel {
 
     /// The clip bound `0.99·√b/(nT)`.
     pub fn clip_bound(&self, n: f64, t: f64) -> f64 {
-        crate::accounting::barker_exact::CLIP_FACTOR * (self.batch_size as f64).sqrt() / (n * t)
+        crate::accounting::barker::exact::CLIP_FACTOR * (self.batch_size as f64).sqrt() / (n * t)
     }
 }
 
@@ -105,7 +105,7 @@ impl Kernel for DpBarkerKernel {
             ..StepInfo::default()
         };
         // the accountants assume σ_b² ≤ 1 (noise variance ≥ C − 1); false for NaN too
-        let variance_ok = batch_var <= crate::accounting::barker_exact::MAX_BATCH_VAR;
+        let variance_ok = batch_var <= crate::accounting::barker::exact::MAX_BATCH_VAR;
         if !variance_ok || lambda.is_nan() || lambda == f64::INFINITY {
             info.nonfinite = true;
             return info;

@@ -1,10 +1,15 @@
 //! [`Zcdp`]: zero-concentrated DP, ρ adds up; Theorem 1 or the CKS20 conversion.
 
-use super::{Accountant, Measure, unsupported, walk};
-use crate::accounting::discrete_gaussian::{cks_zcdp_delta, cks_zcdp_epsilon};
+mod bounds;
+pub(crate) mod discrete_gaussian;
+
+pub use bounds::zcdp_rho_budget;
+pub(crate) use bounds::{zcdp_delta, zcdp_epsilon};
+
+use super::accountant::{Accountant, Measure, unsupported, walk};
 use crate::accounting::event::PrivacyEvent;
-use crate::accounting::zcdp::{zcdp_delta, zcdp_epsilon};
 use crate::error::{Result, check};
+use discrete_gaussian::{cks_zcdp_delta, cks_zcdp_epsilon};
 
 /// How a zCDP accountant converts ρ to (ε, δ).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -1,5 +1,5 @@
 //! DP Barker accounting (thesis Theorem 7; `exact_rdp.py` of the thesis code, THESIS-NOTES §8),
-//! and the exact alternative `rdp-exact` ([`BarkerBound::Exact`], `barker_exact.rs`).
+//! and the exact alternative `rdp-exact` ([`BarkerBound::Exact`], `exact.rs`).
 //!
 //! The per-step RDP of the Barker test with the Gaussian-plus-correction noise is bounded by
 //! `rd_approx`, `ε′(α) = 5/(2b) + ln(2b/(b−5α))/(2(α−1)) + 2α/(b−5α)` (valid for `5α < b`), then
@@ -14,9 +14,12 @@
 //! amplification, the same scan and overflow stop (reached later, being smaller: α = 236 for
 //! b = 1300, so its orders are a superset of Theorem 7's), the same conversion.
 
-use super::barker_exact::rd_exact;
-use super::rdp::wbk_thm9;
+pub(crate) mod exact;
+pub(crate) mod pld;
+
+use crate::accounting::rdp::wbk_thm9;
 use crate::error::{Error, Result, check};
+use exact::rd_exact;
 
 /// Largest order α scanned by [`BarkerRdp`].
 const MAX_ORDER: u64 = 1024;

@@ -1,13 +1,19 @@
 //! [`Rdp`]: Rényi DP over a grid of orders (Gaussian, Poisson- and WOR-subsampled Gaussian, DP
 //! Barker's Theorem 7 test).
 
-use super::{Accountant, Measure, inner_gaussian, unsupported, walk, wor_rate};
+mod bounds;
+
+pub(crate) use bounds::wbk_thm9;
+pub use bounds::{
+    MAX_RDP_ORDER, RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp, integer_orders,
+    poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
+};
+
+use super::accountant::{Accountant, Measure, inner_gaussian, unsupported, walk, wor_rate};
 use crate::accounting::barker::{BarkerBound, BarkerRdp};
 use crate::accounting::event::PrivacyEvent;
-use crate::accounting::rdp::{
-    RdpConversion, WorBound, integer_orders, poisson_rdp, rdp_to_delta, rdp_to_epsilon, wor_rdp,
-};
 use crate::error::{Error, Result, check};
+use bounds::{poisson_rdp, rdp_to_delta, rdp_to_epsilon, wor_rdp};
 
 /// Rényi DP accountant over a grid of orders.
 ///

@@ -2,27 +2,16 @@
 //! compose [`PrivacyEvent`]s, then ask `epsilon(delta)` or `delta(epsilon)`, or how many
 //! iterations of a sampler's [`Releases`] still fit ([`Accountant::max_iterations`]).
 //!
-//! | accountant | file | engine |
-//! |---|---|---|
-//! | [`Zcdp`] (Theorem 1 or CKS20 conversion) | `zcdp.rs` | `accounting/zcdp.rs`, `accounting/discrete_gaussian.rs` |
-//! | [`Rdp`] (Gaussian, subsampled, DP Barker) | `rdp.rs` | `accounting/rdp.rs`, `accounting/barker.rs` |
-//! | [`Pld`] (tight Gaussian PLD) | `pld.rs` | `accounting/gaussian.rs` |
-//! | [`Fourier`] (Koskela et al.) | `fourier.rs` | `accounting/fourier/` |
-//! | [`CertifiedPld`] (two-sided certified PLD bounds) | `certified.rs` | `accounting/pld/` |
-
-mod certified;
-mod fourier;
-mod pld;
-mod rdp;
-#[cfg(test)]
-mod tests;
-mod zcdp;
-
-pub use certified::CertifiedPld;
-pub use fourier::Fourier;
-pub use pld::Pld;
-pub use rdp::Rdp;
-pub use zcdp::{Zcdp, ZcdpConversion};
+//! One folder per accountant, each with its formulas beside it:
+//!
+//! | accountant | folder |
+//! |---|---|
+//! | [`Zcdp`](super::Zcdp) (Theorem 1 or CKS20 conversion) | `zcdp/` (`bounds.rs`, `discrete_gaussian.rs`) |
+//! | [`Rdp`](super::Rdp) (Gaussian, subsampled, DP Barker) | `rdp/` (`bounds.rs`; DP Barker's in `barker/`) |
+//! | [`Pld`](super::Pld) (tight Gaussian PLD, closed form) | `pld/` (`gaussian.rs`) |
+//! | [`Fourier`](super::Fourier) (Koskela et al.) | `fourier/` (`accountant.rs`, the FFT engine) |
+//! | [`CertifiedPld`](super::CertifiedPld) (two-sided certified PLD bounds) | `certified/` (`engine/`) |
+//! | DP Barker: Theorem 7, its exact divergence, its PLD | `barker/` (`mod.rs`, `exact.rs`, `pld.rs`) |
 
 use super::algorithm2;
 use super::event::PrivacyEvent;

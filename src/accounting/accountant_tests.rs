@@ -1,6 +1,6 @@
 //! The dp_accounting conformance suite for every accountant, and their ordering.
 
-use super::conformance;
+use super::accountant::conformance;
 use crate::accounting::{Accountant, CertifiedPld, Pld, PrivacyEvent, Rdp, Zcdp};
 
 #[test]

@@ -10,7 +10,7 @@
 //!   improved conversion of Canonne, Kamath & Steinke / Balle et al. 2020 (`Improved`, what
 //!   dp_accounting and opacus report; *not* the thesis).
 
-use super::special::{ln_binom, ln_erfc, log_add, log_sum_exp};
+use crate::accounting::special::{ln_binom, ln_erfc, log_add, log_sum_exp};
 use crate::error::{Error, Result, check};
 use serde::{Deserialize, Serialize};
 

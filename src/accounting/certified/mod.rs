@@ -1,13 +1,15 @@
 //! [`CertifiedPld`]: privacy loss distribution accountant whose every answer is an interval
-//! certified to contain the true value (engine: `accounting/pld/`).
+//! certified to contain the true value (engine: `engine/`).
 
-use super::{Accountant, unsupported, walk, wor_rate};
+pub(crate) mod engine;
+
+use super::accountant::{Accountant, unsupported, walk, wor_rate};
 use crate::accounting::event::PrivacyEvent;
-use crate::accounting::pld::Interval;
-use crate::accounting::pld::compose::{Part, compose, window_span};
-use crate::accounting::pld::discretise::{Discretised, discretise};
-use crate::accounting::pld::loss::Loss;
 use crate::error::{Error, Result, check};
+use engine::Interval;
+use engine::compose::{Part, compose, window_span};
+use engine::discretise::{Discretised, discretise};
+use engine::loss::Loss;
 
 /// Default relative width wanted (`upper − lower ≤ tolerance·upper`).
 const DEFAULT_TOLERANCE: f64 = 2e-3;

@@ -1,7 +1,7 @@
 //! [`Fourier`]: the Fourier accountant ([`FourierAccountant`], Koskela et al.) behind the
 //! [`Accountant`] trait.
 
-use super::{Accountant, inner_gaussian, unsupported, walk, wor_rate};
+use crate::accounting::accountant::{Accountant, inner_gaussian, unsupported, walk, wor_rate};
 use crate::accounting::algorithm2::{capped, check_query};
 use crate::accounting::event::PrivacyEvent;
 use crate::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
@@ -258,7 +258,7 @@ impl Accountant for Fourier {
 #[allow(clippy::excessive_precision)] // reference literals keep their source's digits
 mod tests {
     use super::*;
-    use crate::accounting::accountants::conformance;
+    use crate::accounting::accountant::conformance;
 
     #[test]
     fn pld_delegates_subsampled_events() {

@@ -3,7 +3,7 @@
 //! `docs/ACCOUNTING.md`, section "DP Barker: a PLD over the feasible family".
 //!
 //! One step releases `N(μ, v)` with `(μ, v)` in the family of [`Family`] (see
-//! `barker_exact.rs`): neighbouring batches give a pair `N(μ₁, v₁)`, `N(μ₂, v₂)` with
+//! `exact.rs`): neighbouring batches give a pair `N(μ₁, v₁)`, `N(μ₂, v₂)` with
 //! `|μ₁ − μ₂| ≤ 2c/√b`, `v₁, v₂ ∈ [C − 1, C]`, `|v₁ − v₂| ≤ 5c²/b`. The profile is
 //! `δ_step(ε) = sup` of the hockey-stick divergence `P(A) − e^ε Q(A)`,
 //! `A = {p > e^ε q}`, over the family and its swapped pairs. It is attained (checked against a
@@ -14,7 +14,7 @@
 //! Sampling the batch without replacement (substitution; Balle, Barthe and Gaboardi 2018)
 //! gives `δ'(ε') = γ·δ_step(ln(1 + (e^{ε'} − 1)/γ))`, `γ = b/n`, for `ε' ≥ 0`
 //! ([`amplified_delta`]); the family is closed under swapping, so the profile of negative ε'
-//! follows from `δ(ε) = 1 − e^ε + e^ε·δ(−ε)` (used by `pld/profile.rs`).
+//! follows from `δ(ε) = 1 − e^ε + e^ε·δ(−ε)` (used by `certified/engine/profile.rs`).
 //!
 //! Every value returned is an upper bound: the normal tails come from `libm::erfc` on their
 //! accurate side (a few ulps), the region `A` from the stable quadratic formula (an error in
@@ -23,8 +23,8 @@
 //! [`ALLOW_REL`]`·(P(A) + e^ε Q(A))`, which also covers rounding ε down by a few ulps and the
 //! arithmetic of the connect-the-dots masses built from these values.
 
-use super::barker_exact::Family;
-use super::pld::loss::norm_sf;
+use super::exact::Family;
+use crate::accounting::certified::engine::loss::norm_sf;
 
 /// Allowance added to each hockey-stick value, relative to `P(A) + e^ε Q(A)`.
 const ALLOW_REL: f64 = 1e-12;

@@ -42,7 +42,7 @@ fn gaussian_contains_closed_form() {
 }
 
 /// Laplace, sensitivity 1, scale b: δ(ε) = max(0, 1 − e^{(ε − 1/b)/2}) (derived in
-/// `pld/loss.rs`' model: L > ε ⇔ X < (1 − bε)/2; also dp_accounting's
+/// `certified/engine/loss.rs`' model: L > ε ⇔ X < (1 − bε)/2; also dp_accounting's
 /// `LaplacePrivacyLoss.get_delta_for_epsilon`).
 #[test]
 fn laplace_contains_closed_form() {

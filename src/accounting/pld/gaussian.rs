@@ -7,8 +7,8 @@
 //! Both terms are evaluated as `e^{−x₁²}·erfcx(·)` (with `x₂² − x₁² = ε`), so nothing overflows
 //! for large ε and the cancellation at tiny δ costs at most a digit.
 
-use super::special::{erfc, erfcx, exp_neg_sq};
-use super::zcdp::zcdp_epsilon;
+use crate::accounting::special::{erfc, erfcx, exp_neg_sq};
+use crate::accounting::zcdp::zcdp_epsilon;
 use crate::error::{Error, Result, check};
 
 /// `μ = Δ²/(2σ²)` of one Gaussian mechanism with noise std ÷ sensitivity = `noise_multiplier`.
