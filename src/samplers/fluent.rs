@@ -137,16 +137,14 @@ impl dyn Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::tuned;
-    use crate::models::Experiment;
     use crate::samplers::SamplerKind;
 
     #[test]
     fn every_setter_writes_its_field_for_every_kind() {
         for kind in [SamplerKind::Rwmh, SamplerKind::Hmc, SamplerKind::DpPenalty] {
             {
-                let s = tuned(Experiment::EasyBanana2d, kind)
-                    .unwrap()
+                let s = kind
+                    .build()
                     .chains(3)
                     .seed(9)
                     .iterations(11)
@@ -182,9 +180,7 @@ mod tests {
             SamplerKind::MinibatchPenalty,
             SamplerKind::DpBarker,
         ] {
-            let s = tuned(Experiment::EasyBanana2d, kind)
-                .unwrap()
-                .starts(vec![vec![0.0, 0.0]; 2]);
+            let s = kind.build().starts(vec![vec![0.0, 0.0]; 2]);
             assert_eq!(
                 s.run_settings().start,
                 Start::PerChain(vec![vec![0.0, 0.0]; 2])

@@ -344,3 +344,24 @@ macro_rules! sampler_basics {
     };
 }
 pub(crate) use sampler_basics;
+
+/// Trait setters that write one field: `field_setters!(set_tau(f64) => tau, ...)`; a field
+/// that is an `Option` gets `Some(value)` with `=> Some(field)`.
+macro_rules! field_setters {
+    () => {};
+    ($method:ident($ty:ty) => Some($field:ident) $(, $($rest:tt)*)?) => {
+        fn $method(&mut self, value: $ty) -> $crate::Result<()> {
+            self.$field = Some(value);
+            Ok(())
+        }
+        $crate::samplers::sampler::field_setters!($($($rest)*)?);
+    };
+    ($method:ident($ty:ty) => $field:ident $(, $($rest:tt)*)?) => {
+        fn $method(&mut self, value: $ty) -> $crate::Result<()> {
+            self.$field = value;
+            Ok(())
+        }
+        $crate::samplers::sampler::field_setters!($($($rest)*)?);
+    };
+}
+pub(crate) use field_setters;

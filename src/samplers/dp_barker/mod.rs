@@ -11,7 +11,7 @@ use super::minibatch_penalty::{CERTIFIED_LABEL, check_batch};
 use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::StepSize;
 use super::registry::SamplerEntry;
-use super::sampler::{AutoInputs, DerivedSettings, Sampler, sampler_basics};
+use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, run_setters};
 use crate::accounting::{
     Accountant, BarkerBound, CertifiedPld, Method, PrivacyEvent, Rdp, Releases,
@@ -178,6 +178,7 @@ pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
 
 impl Sampler for DpBarker {
     sampler_basics!("dp-barker", private);
+    field_setters!(set_proposal_sd(StepSize) => proposal_sd, set_batch_size(usize) => batch_size);
 
     fn uses_clip_bound(&self) -> bool {
         false
@@ -188,14 +189,6 @@ impl Sampler for DpBarker {
             b,
             "DP Barker's clip bound is fixed at 0.99·√b/(nT)",
         ))
-    }
-    fn set_proposal_sd(&mut self, sd: StepSize) -> Result<()> {
-        self.proposal_sd = sd;
-        Ok(())
-    }
-    fn set_batch_size(&mut self, b: usize) -> Result<()> {
-        self.batch_size = b;
-        Ok(())
     }
     /// Default: Theorem 7's RDP bound; `rdp-exact` and `pld` (certified) are the others.
     fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {

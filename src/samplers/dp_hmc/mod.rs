@@ -8,7 +8,7 @@ use super::privacy::{
     PrivacyCost, dp_run, full_data_accountant, full_data_label, gaussian_release,
 };
 use super::registry::SamplerEntry;
-use super::sampler::{AutoInputs, DerivedSettings, Sampler, sampler_basics};
+use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, hmc_setters, run_setters};
 use crate::accounting::{Accountant, Gradient, Method, PrivacyEvent, Releases};
 use crate::error::{Error, Result};
@@ -204,15 +204,8 @@ pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
 
 impl Sampler for DpHmc {
     sampler_basics!("dp-hmc", private);
+    field_setters!(set_tau(f64) => tau_l, set_clip_bound(f64) => clip_bound);
 
-    fn set_tau(&mut self, tau: f64) -> Result<()> {
-        self.tau_l = tau;
-        Ok(())
-    }
-    fn set_clip_bound(&mut self, b: f64) -> Result<()> {
-        self.clip_bound = b;
-        Ok(())
-    }
     fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
         self.accountant = method.unwrap_or(Method::Pld);
         Ok(())

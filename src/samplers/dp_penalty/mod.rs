@@ -13,7 +13,7 @@ use super::privacy::{
 };
 use super::proposal::{ProposalKind, StepSize};
 use super::registry::SamplerEntry;
-use super::sampler::{AutoInputs, DerivedSettings, Sampler, sampler_basics};
+use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::{Accountant, Method, Releases};
 use crate::error::Result;
@@ -145,19 +145,8 @@ pub(crate) const GWMH_ENTRY: SamplerEntry = SamplerEntry {
 
 impl Sampler for DpPenalty {
     sampler_basics!("dp-penalty", private);
+    field_setters!(set_tau(f64) => tau, set_clip_bound(f64) => clip_bound, set_proposal_sd(StepSize) => proposal_sd);
 
-    fn set_tau(&mut self, tau: f64) -> Result<()> {
-        self.tau = tau;
-        Ok(())
-    }
-    fn set_clip_bound(&mut self, b: f64) -> Result<()> {
-        self.clip_bound = b;
-        Ok(())
-    }
-    fn set_proposal_sd(&mut self, sd: StepSize) -> Result<()> {
-        self.proposal_sd = sd;
-        Ok(())
-    }
     fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
         self.accountant = method.unwrap_or(Method::Pld);
         Ok(())

@@ -13,7 +13,7 @@ use super::driver::finish;
 use super::proposal::ClipDistance;
 use super::registry::SamplerEntry;
 use super::run::Run;
-use super::sampler::{Sampler, sampler_basics};
+use super::sampler::{Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, clipped_baseline_setters, hmc_setters, run_setters};
 use crate::error::Result;
 use crate::models::Model;
@@ -99,13 +99,5 @@ pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
 
 impl Sampler for Hmc {
     sampler_basics!("hmc", baseline);
-
-    fn set_clip_bound(&mut self, b: f64) -> Result<()> {
-        self.clip_bound = Some(b);
-        Ok(())
-    }
-    fn set_clip_distance(&mut self, d: ClipDistance) -> Result<()> {
-        self.clip_distance = d;
-        Ok(())
-    }
+    field_setters!(set_clip_bound(f64) => Some(clip_bound), set_clip_distance(ClipDistance) => clip_distance);
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::{ProposalKind, StepSize};
 use super::registry::SamplerEntry;
-use super::sampler::{AutoInputs, DerivedSettings, Sampler, sampler_basics};
+use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::{
     Accountant, CertifiedPld, Fourier, Method, PrivacyEvent, Rdp, Releases, WorBound,
@@ -218,23 +218,8 @@ pub(crate) const GWMH_ENTRY: SamplerEntry = SamplerEntry {
 
 impl Sampler for MinibatchPenalty {
     sampler_basics!("minibatch-penalty", private);
+    field_setters!(set_tau(f64) => tau, set_clip_bound(f64) => clip_bound, set_proposal_sd(StepSize) => proposal_sd, set_batch_size(usize) => batch_size);
 
-    fn set_tau(&mut self, tau: f64) -> Result<()> {
-        self.tau = tau;
-        Ok(())
-    }
-    fn set_clip_bound(&mut self, b: f64) -> Result<()> {
-        self.clip_bound = b;
-        Ok(())
-    }
-    fn set_proposal_sd(&mut self, sd: StepSize) -> Result<()> {
-        self.proposal_sd = sd;
-        Ok(())
-    }
-    fn set_batch_size(&mut self, b: usize) -> Result<()> {
-        self.batch_size = b;
-        Ok(())
-    }
     /// Default: the Fourier accountant (the thesis').
     fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
         self.accountant = method.unwrap_or(Method::Fourier);

@@ -11,7 +11,7 @@ use super::driver::finish;
 use super::proposal::{ClipDistance, StepSize};
 use super::registry::SamplerEntry;
 use super::run::Run;
-use super::sampler::{Sampler, sampler_basics};
+use super::sampler::{Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, clipped_baseline_setters, run_setters};
 use crate::error::Result;
 use crate::models::Model;
@@ -87,17 +87,5 @@ pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
 
 impl Sampler for Rwmh {
     sampler_basics!("rwmh", baseline);
-
-    fn set_clip_bound(&mut self, b: f64) -> Result<()> {
-        self.clip_bound = Some(b);
-        Ok(())
-    }
-    fn set_clip_distance(&mut self, d: ClipDistance) -> Result<()> {
-        self.clip_distance = d;
-        Ok(())
-    }
-    fn set_proposal_sd(&mut self, sd: StepSize) -> Result<()> {
-        self.proposal_sd = sd;
-        Ok(())
-    }
+    field_setters!(set_clip_bound(f64) => Some(clip_bound), set_clip_distance(ClipDistance) => clip_distance, set_proposal_sd(StepSize) => proposal_sd);
 }
