@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use dp_mcmc::auto::{Auto, auto_sampler, default_sampler};
+use dp_mcmc::auto::{Auto, auto_sampler, auto_samplers, default_sampler};
 use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds, prepare, prepare_glm};
 use dp_mcmc::frame::fit_output::write_fit_outputs;
 use dp_mcmc::frame::read_table;
@@ -92,9 +92,14 @@ fn parse_algorithm(name: &str) -> Result<Option<SamplerKind>> {
     if name == "auto" {
         return Ok(None);
     }
-    auto_sampler(name)
-        .map(Some)
-        .map_err(|e| Error::invalid("--algorithm", name, format!("{e}; or auto")))
+    auto_sampler(name).map(Some).map_err(|_| {
+        let keys: Vec<&str> = auto_samplers().map(SamplerKind::key).collect();
+        Error::invalid(
+            "--algorithm",
+            name,
+            format!("use auto, {}", keys.join(", ")),
+        )
+    })
 }
 
 /// Library parameter name → `fit` flag.
