@@ -62,7 +62,6 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 pub use crate::samplers::DerivedSettings;
-pub use crate::samplers::dp_hmc::AUTO_LEAPFROG_STEPS as HMC_LEAPFROG_STEPS;
 pub use init::InitialPoint;
 pub use split::{BudgetSplit, gaussian_budget};
 

@@ -248,9 +248,10 @@ impl Ledger {
 /// let warmup = plan.iterations() / 2;
 /// let run = s.clone().warmup(warmup).run_planned(&model, plan.with_warmup(warmup))?;
 /// assert_eq!((run.iterations, run.warmup), (s.budget(1000)?.0, warmup));
-/// // a plan made for other settings is refused
+/// // a plan made for other settings, or for another number of rows, is refused
 /// let other = s.clone().chains(3).plan(1000)?;
 /// assert!(s.run_planned(&model, other).is_err());
+/// assert!(s.run_planned(&model, s.plan(2000)?).is_err());
 /// # Ok(()) }
 /// ```
 pub struct Plan {
@@ -267,6 +268,8 @@ pub struct Plan {
     copies: u64,
     /// The sampler's settings it was made for (warm-up set to 0), as JSON.
     made_for: serde_json::Value,
+    /// The rows it was made for (the releases' noise depends on them).
+    n_rows: usize,
 }
 
 impl std::fmt::Debug for Plan {
@@ -309,13 +312,23 @@ impl Plan {
         self
     }
 
-    /// The plan, if it was made for `sampler`'s settings (up to the warm-up) and its warm-up
-    /// is the sampler's.
+    /// The plan, if it was made for `sampler`'s settings (up to the warm-up) and `n_rows` rows,
+    /// and its warm-up is the sampler's.
     pub(crate) fn check_for<S: serde::Serialize>(
         self,
         sampler: &S,
         run: &RunSettings,
+        n_rows: usize,
     ) -> Result<Self> {
+        if self.n_rows != n_rows {
+            return Err(Error::invalid(
+                "plan",
+                self.n_rows,
+                format!(
+                    "the plan was made for another number of rows: plan with `.plan({n_rows})`"
+                ),
+            ));
+        }
         if self.made_for != settings_key(sampler) {
             return Err(Error::invalid(
                 "plan",
@@ -494,6 +507,7 @@ pub(crate) fn plan(cost: &dyn PrivacyCost, run: &RunSettings, n_rows: usize) -> 
         chains: run.chains,
         copies: copies as u64,
         made_for: serde_json::Value::Null,
+        n_rows,
     })
 }
 
@@ -582,7 +596,7 @@ macro_rules! dp_run {
                 model: &M,
                 plan: $crate::samplers::Plan,
             ) -> $crate::Result<$crate::samplers::Run> {
-                let plan = plan.check_for(self, &self.run)?;
+                let plan = plan.check_for(self, &self.run, model.n_rows())?;
                 let kernel = self.kernel(model)?;
                 $crate::samplers::driver::finish(&kernel, model, &self.run, self, Some(plan))
             }
