@@ -639,3 +639,99 @@ fn noise_aware_releases_are_within_their_charge() {
         );
     }
 }
+
+/// A library model's releases (`noise_aware::release_clipped`: per-row gradients and
+/// information clipped to declared bounds), audited as one Gaussian release each on a
+/// worst-case pair. One parameter, row `j`'s log-likelihood `−½ s_j (θ − x_j)²` (gradient
+/// `s_j (x_j − θ)`, information `s_j`), at θ = 0: for the score, `D` has a first row with
+/// `x = R`, `D'` with `x = −R` (`R` far above the bound `C`, so the clipped gradients are `±C`
+/// and the sum moves by exactly the sensitivity `2C`); for the information, `s = ±R` (clipped
+/// to `±C_I`: a general model's information need not be positive, and the sum moves by `2C_I`).
+#[test]
+fn library_model_releases_are_within_their_charge() {
+    use dp_mcmc::noise_aware::{RowBounds, release_clipped};
+    struct Quadratic {
+        x: Vec<f64>,
+        s: Vec<f64>,
+    }
+    impl Model for Quadratic {
+        fn dim(&self) -> usize {
+            1
+        }
+        fn n_rows(&self) -> usize {
+            self.x.len()
+        }
+        fn log_prior(&self, theta: &[f64]) -> f64 {
+            -0.5 * theta[0] * theta[0]
+        }
+        fn grad_log_prior(&self, theta: &[f64], grad: &mut [f64]) {
+            grad[0] = -theta[0];
+        }
+        fn log_lik_row(&self, theta: &[f64], row: usize) -> f64 {
+            -0.5 * self.s[row] * (theta[0] - self.x[row]).powi(2)
+        }
+        fn has_gradient(&self) -> bool {
+            true
+        }
+        fn grad_log_lik_row(
+            &self,
+            theta: &[f64],
+            row: usize,
+            grad: &mut [f64],
+        ) -> dp_mcmc::Result<()> {
+            grad[0] = self.s[row] * (self.x[row] - theta[0]);
+            Ok(())
+        }
+    }
+    const R: f64 = 1e6;
+    let bounds = RowBounds {
+        gradient: 2.0,
+        information: 0.5,
+    };
+    let z = 1.5;
+    let charged = pld_epsilon(1.0 / (2.0 * z * z), 0.1 / N as f64).unwrap();
+    let set = |x_first: f64, s_first: f64| {
+        let mut x = vec![x_first];
+        x.extend(std::iter::repeat_n(0.3, N - 1));
+        let mut s = vec![s_first];
+        s.extend(std::iter::repeat_n(1.0, N - 1));
+        Quadratic { x, s }
+    };
+    for (name, a, b) in [
+        ("score", set(R, 1.0), set(-R, 1.0)),
+        ("information", set(0.0, R), set(0.0, -R)),
+    ] {
+        let release = |m: &Quadratic, z_used: f64, seed: u64| -> (f64, f64) {
+            let mut rng = chain_rng(seed, 0);
+            let (info, score) =
+                release_clipped(m, &[0.0], bounds, z_used, z_used, &mut rng).unwrap();
+            let r = if name == "score" { score } else { info };
+            (r.values[0], r.sensitivity)
+        };
+        let centre = release(&a, 1e-300, 0).0;
+        let run = |z_used: f64| {
+            let sample = |m: &Quadratic, base: u64| -> Vec<f64> {
+                (0..DRAWS as u64)
+                    .map(|s| {
+                        let (v, sens) = release(m, z_used, base + s);
+                        (v - centre) / (sens * z) // standardised by the CHARGED noise
+                    })
+                    .collect()
+            };
+            audit(
+                &sample(&a, 1),
+                &sample(&b, 10_000_000),
+                &unit_grid(),
+                ALPHA,
+                0.1 / N as f64,
+            )
+        };
+        check(
+            &format!("library model {name}"),
+            charged,
+            &[],
+            &run(z),
+            &run(z / 2.0),
+        );
+    }
+}

@@ -44,8 +44,10 @@
 mod data;
 mod linalg;
 mod linear;
+mod model_path;
 mod posterior;
 mod releases;
+mod sensitivity;
 
 use std::time::Instant;
 
@@ -54,6 +56,7 @@ use serde::{Deserialize, Serialize};
 
 pub use data::{GlmData, GlmKind};
 pub use linear::{SUFFICIENT_SHARES, SufficientRelease, release_sufficient};
+pub use model_path::{RowBounds, release_clipped};
 pub use posterior::pooled_round_count;
 pub use releases::{
     POISSON_SCHEDULE, Release, Round, SCHEDULE, default_schedule, release_information,
@@ -101,6 +104,10 @@ pub struct NoiseAware {
     /// [`default_schedule`]).
     #[serde(default)]
     pub schedule: Option<Vec<(f64, f64)>>,
+    /// Declared per-row bounds of a library model ([`NoiseAware::run_model`]); the four `fit`
+    /// models' sensitivities come from their declared covariate bounds instead.
+    #[serde(default)]
+    pub row_bounds: Option<RowBounds>,
 }
 
 impl Default for NoiseAware {
@@ -114,6 +121,7 @@ impl Default for NoiseAware {
             warmup: 200,
             seed: None,
             schedule: None,
+            row_bounds: None,
         }
     }
 }
@@ -121,8 +129,8 @@ impl Default for NoiseAware {
 /// What a noise-aware fit released and how its posterior was sampled.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NoiseAwareReport {
-    /// The model.
-    pub model: GlmKind,
+    /// The model: `logistic`, `poisson`, `linear` or `library model`.
+    pub model: String,
     /// Total Gaussian `μ` of the budget ([`gaussian_budget`]).
     pub mu_total: f64,
     /// Every round's releases, in the internal coordinates (covariate `i` divided by the
@@ -176,7 +184,7 @@ impl std::fmt::Display for NoiseAwareFit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "noise-aware {:?} fit: {} rounds released, rounds {:?} pooled; {} chains × {} draws, \
+            "noise-aware {} fit: {} rounds released, rounds {:?} pooled; {} chains × {} draws, \
              max R-hat {:.4}, min bulk ESS {:.0}",
             self.report.model,
             self.report.rounds.len(),
@@ -223,6 +231,18 @@ impl NoiseAware {
     #[must_use]
     pub fn schedule(mut self, s: Vec<(f64, f64)>) -> Self {
         self.schedule = Some(s);
+        self
+    }
+
+    /// Declared per-row bounds of a library model ([`NoiseAware::run_model`]): its rows'
+    /// log-likelihood gradients are clipped to Euclidean norm `gradient` and their information
+    /// (minus the Hessian) to Frobenius norm `information`.
+    #[must_use]
+    pub fn row_bounds(mut self, gradient: f64, information: f64) -> Self {
+        self.row_bounds = Some(RowBounds {
+            gradient,
+            information,
+        });
         self
     }
 
@@ -276,7 +296,6 @@ impl NoiseAware {
     pub fn run(&self, data: &GlmData) -> Result<NoiseAwareFit> {
         self.validate()?;
         let t0 = Instant::now();
-        let d = data.dim();
         let mu_total = gaussian_budget(self.epsilon, self.delta)?;
         let mut rng = self.rng(RELEASE_STREAM)?;
         let fitted = if data.kind == GlmKind::Linear {
@@ -307,38 +326,122 @@ impl NoiseAware {
             let pooled = posterior::pooled_rounds(&path.rounds, data.kind);
             let post =
                 posterior::NoiseAwarePosterior::new(&path.rounds, &pooled, &data.prior_vars)?;
-            let last_step_whitened = {
-                let last = &path.rounds[path.rounds.len() - 1].theta;
-                let diff = nalgebra::DVector::from_iterator(
-                    d,
-                    path.final_theta.iter().zip(last).map(|(a, b)| a - b),
-                );
-                (diff.transpose() * &path.final_curv * &diff)[(0, 0)].sqrt()
-            };
-            let releases = path
-                .rounds
-                .iter()
-                .enumerate()
-                .flat_map(|(k, r)| {
-                    [
-                        (
-                            format!("round {} information", k + 1),
-                            r.info_noise_multiplier,
-                        ),
-                        (format!("round {} score", k + 1), r.score_noise_multiplier),
-                    ]
-                })
-                .collect();
-            Fitted {
-                sampler: Sampler::Laplace(post),
-                rounds: path.rounds,
-                pooled,
-                final_point: path.final_theta,
-                last_step_whitened,
-                releases,
-                sufficient: None,
+            Fitted::laplace(path, pooled, post)
+        };
+        let frame = Frame {
+            model: data.kind.label(),
+            names: data.names.clone(),
+            n_rows: data.n_rows(),
+            to_model: &|t: &mut [f64]| data.to_model(t),
+        };
+        self.finish(fitted, &frame, mu_total, t0)
+    }
+
+    /// The noise-aware fit of a library [`Model`](crate::models::Model) with per-row
+    /// gradients, its sensitivities set by declared per-row bounds
+    /// ([`NoiseAware::row_bounds`]; the rows are clipped to them): a Newton path of four
+    /// rounds from the prior's mode, each releasing the clipped gradient and information sums,
+    /// the last [`MODEL_POOLED`] pooled; the posterior as for the `fit` models, with the
+    /// model's prior through its Gaussian approximation at its mode (exact for Gaussian
+    /// priors). `docs/NOISE-AWARE.md`, "Library models".
+    ///
+    /// ```
+    /// use dp_mcmc::models::{ColumnData, LogisticModel};
+    /// use dp_mcmc::noise_aware::NoiseAware;
+    /// use rand::RngExt;
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// // 20 000 rows of a logistic regression, one covariate in [0, 1]
+    /// let mut rng = dp_mcmc::rng::chain_rng(3, 0);
+    /// let a: Vec<f64> = (0..20_000).map(|_| rng.random()).collect();
+    /// let y: Vec<f64> = a.iter()
+    ///     .map(|v| f64::from(rng.random::<f64>() < 1.0 / (1.0 + (0.5 - 1.5 * v).exp())))
+    ///     .collect();
+    /// let x = ColumnData::from_columns(vec![vec![1.0; a.len()], a])?;
+    /// let model = LogisticModel::new(x, &y, 10.0)?;
+    /// // ‖x‖ ≤ √2 and ‖x xᵀ‖_F / 4 ≤ 1/2 for every row in the box: nothing is clipped
+    /// let fit = NoiseAware::new().epsilon(2.0).delta(1e-6).seed(1).row_bounds(1.5, 0.5)
+    ///     .run_model(&model)?;
+    /// assert!(fit.report.max_rhat <= 1.01);
+    /// assert_eq!(fit.report.model, "library model");
+    /// // without declared row bounds the sensitivities are unknown: a typed error
+    /// let err = NoiseAware::new().epsilon(2.0).delta(1e-6).run_model(&model).unwrap_err();
+    /// assert!(err.to_string().contains("row_bounds"));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// Invalid settings; no declared row bounds, or bounds that are not positive and finite; a
+    /// model without per-row gradients, with a tempered likelihood, or with an improper prior;
+    /// releases that leave the finite range.
+    pub fn run_model<M: crate::models::Model + ?Sized>(&self, model: &M) -> Result<NoiseAwareFit> {
+        self.validate()?;
+        let bounds = self.row_bounds.ok_or_else(|| {
+            Error::invalid(
+                "row_bounds",
+                "none",
+                "declare `.row_bounds(gradient, information)`: per-row bounds chosen without \
+                 looking at the data, which set the releases' noise",
+            )
+        })?;
+        check::positive("row_bounds gradient", bounds.gradient)?;
+        check::positive("row_bounds information", bounds.information)?;
+        if !model.has_gradient() {
+            return Err(Error::Model(
+                "the noise-aware method needs per-row gradients; implement \
+                 `grad_log_lik_row` and `has_gradient`"
+                    .into(),
+            ));
+        }
+        if model.tempering() != 1.0 {
+            return Err(Error::Model(format!(
+                "the noise-aware method models an untempered likelihood; this model's \
+                 tempering is {}",
+                model.tempering()
+            )));
+        }
+        let t0 = Instant::now();
+        let mu_total = gaussian_budget(self.epsilon, self.delta)?;
+        let mut rng = self.rng(RELEASE_STREAM)?;
+        let prior = model_path::gaussian_prior(model)?;
+        let schedule = self.schedule.as_deref().unwrap_or(&SCHEDULE);
+        let mut path = model_path::model_path(model, bounds, &prior, mu_total, schedule, &mut rng)?;
+        // the posterior's prior is centred at 0: its coordinates are θ minus the prior's mean
+        let shift = |t: &mut [f64], sign: f64| {
+            for (v, m) in t.iter_mut().zip(&prior.mean) {
+                *v += sign * m;
             }
         };
+        for round in &mut path.rounds {
+            shift(&mut round.theta, -1.0);
+        }
+        shift(&mut path.final_theta, -1.0);
+        let len = path.rounds.len();
+        let pooled: Vec<usize> = (len.saturating_sub(MODEL_POOLED)..len).collect();
+        let post =
+            posterior::NoiseAwarePosterior::with_prior(&path.rounds, &pooled, prior.cov.clone())?;
+        let mut fitted = Fitted::laplace(path, pooled, post);
+        for round in &mut fitted.rounds {
+            shift(&mut round.theta, 1.0);
+        }
+        let frame = Frame {
+            model: "library model",
+            names: model.param_names(),
+            n_rows: model.n_rows(),
+            to_model: &|t: &mut [f64]| shift(t, 1.0),
+        };
+        self.finish(fitted, &frame, mu_total, t0)
+    }
+
+    /// Samples the posterior of a fit's releases until converged and assembles the run, its
+    /// ledger and the report.
+    fn finish(
+        &self,
+        fitted: Fitted,
+        frame: &Frame<'_>,
+        mu_total: f64,
+        t0: Instant,
+    ) -> Result<NoiseAwareFit> {
+        let d = frame.names.len();
         let mut draws = self.draws;
         let (chains, max_rhat, min_ess) = loop {
             let rngs: Vec<ChainRng> = (0..self.chains as u64)
@@ -367,9 +470,9 @@ impl NoiseAware {
             .into_iter()
             .map(|mut c| {
                 for t in c.draws.chunks_exact_mut(d) {
-                    data.to_model(t);
+                    (frame.to_model)(t);
                 }
-                data.to_model(&mut c.start);
+                (frame.to_model)(&mut c.start);
                 c
             })
             .map(|c| ChainTrace {
@@ -393,9 +496,9 @@ impl NoiseAware {
             .collect();
         let privacy = self.ledger(&fitted.releases, mu_total)?;
         let mut final_point = fitted.final_point;
-        data.to_model(&mut final_point);
+        (frame.to_model)(&mut final_point);
         let report = NoiseAwareReport {
-            model: data.kind,
+            model: frame.model.to_string(),
             mu_total,
             rounds: fitted.rounds,
             sufficient: fitted.sufficient,
@@ -414,8 +517,8 @@ impl NoiseAware {
         };
         let run = Run {
             algorithm: "noise-aware".into(),
-            param_names: data.names.clone(),
-            n_rows: data.n_rows(),
+            param_names: frame.names.clone(),
+            n_rows: frame.n_rows,
             iterations: draws,
             warmup: 0,
             chains: traces,
@@ -521,6 +624,61 @@ struct Fitted {
     releases: Vec<(String, f64)>,
     sufficient: Option<SufficientRelease>,
 }
+
+impl Fitted {
+    /// A Newton path's fit: its rounds, the posterior of the pooled ones, the ledger parts.
+    fn laplace(
+        path: releases::Path,
+        pooled: Vec<usize>,
+        post: posterior::NoiseAwarePosterior,
+    ) -> Self {
+        let d = path.final_theta.len();
+        let last_step_whitened = {
+            let last = &path.rounds[path.rounds.len() - 1].theta;
+            let diff = nalgebra::DVector::from_iterator(
+                d,
+                path.final_theta.iter().zip(last).map(|(a, b)| a - b),
+            );
+            (diff.transpose() * &path.final_curv * &diff)[(0, 0)].sqrt()
+        };
+        let releases = path
+            .rounds
+            .iter()
+            .enumerate()
+            .flat_map(|(k, r)| {
+                [
+                    (
+                        format!("round {} information", k + 1),
+                        r.info_noise_multiplier,
+                    ),
+                    (format!("round {} score", k + 1), r.score_noise_multiplier),
+                ]
+            })
+            .collect();
+        Fitted {
+            sampler: Sampler::Laplace(post),
+            rounds: path.rounds,
+            pooled,
+            final_point: path.final_theta,
+            last_step_whitened,
+            releases,
+            sufficient: None,
+        }
+    }
+}
+
+/// What the sampled draws are mapped through and labelled with.
+struct Frame<'a> {
+    model: &'static str,
+    names: Vec<String>,
+    n_rows: usize,
+    /// From the posterior's coordinates to the model's.
+    to_model: &'a dyn Fn(&mut [f64]),
+}
+
+/// Rounds of a library model's Newton path pooled in its likelihood (the last two: the first
+/// rounds may be far from the mode, and no declared bounds tell how far).
+pub const MODEL_POOLED: usize = 2;
 
 /// Largest rank-normalised R-hat and smallest bulk ESS over the parameters.
 fn convergence(chains: &[posterior::ChainDraws], d: usize) -> Result<(f64, f64)> {

@@ -215,6 +215,8 @@ pub fn release_information(
     let z = crate::error::check::positive("noise multiplier", z)?;
     let (d, _, info) = exact_sums(data, theta);
     let (_, bound, factor) = data.row_bounds(theta, &DMatrix::identity(d, d), b);
+    let bound =
+        super::sensitivity::information_bound(data, theta, b).map_or(bound, |e| e.min(bound));
     let sensitivity = factor * bound;
     Ok(noisy(
         svec(&(b * &info * b.transpose())),
@@ -234,7 +236,7 @@ fn exact_sums(data: &GlmData, theta: &[f64]) -> (usize, Vec<f64>, DMatrix<f64>) 
 }
 
 /// `values` plus Gaussian noise of standard deviation `sensitivity × z` each.
-fn noisy(mut values: Vec<f64>, sensitivity: f64, z: f64, rng: &mut ChainRng) -> Release {
+pub(crate) fn noisy(mut values: Vec<f64>, sensitivity: f64, z: f64, rng: &mut ChainRng) -> Release {
     let noise_sd = sensitivity * z;
     for v in values.iter_mut() {
         let e: f64 = StandardNormal.sample(rng);
@@ -262,7 +264,8 @@ pub fn release_score(
     let z = crate::error::check::positive("noise multiplier", z)?;
     let (d, grad, _) = exact_sums(data, theta);
     let (bound, _, _) = data.row_bounds(theta, a, &DMatrix::identity(d, d));
-    let sensitivity = 2.0 * bound;
+    let sensitivity = super::sensitivity::score_sensitivity(data, theta, a)
+        .map_or(2.0 * bound, |e| e.min(2.0 * bound));
     let noise_sd = sensitivity * z;
     let mut values: Vec<f64> = (a * DVector::from_column_slice(&grad))
         .iter()
