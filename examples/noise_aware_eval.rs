@@ -1,7 +1,9 @@
 //! Evaluation of the noise-aware fit on the shipped RAND HIE data (logistic "any visit"):
 //! against the non-private Laplace posterior, 20 seeds per ε. `cargo run --release --example
-//! noise_aware_eval [seeds] [--one-hot]` (`--one-hot`: the three health indicators declared
-//! one-hot, as the codebook has them).
+//! noise_aware_eval [seeds] [--one-hot] [--single]` (`--one-hot`: the three health indicators
+//! declared one-hot, as the codebook has them; `--single`: one release of the score and the
+//! information at the public point θ = 0 instead of the Newton path, the quadratic
+//! approximate sufficient statistics of PASS-GLM with a Taylor expansion at 0).
 use dp_mcmc::noise_aware::{GlmData, GlmKind, NoiseAware};
 
 fn main() -> dp_mcmc::Result<()> {
@@ -51,6 +53,10 @@ fn main() -> dp_mcmc::Result<()> {
         data = data.one_hot(&["hlthg", "hlthf", "hlthp"])?;
         println!("declared one-hot: hlthg, hlthf, hlthp");
     }
+    let single = std::env::args().any(|a| a == "--single");
+    if single {
+        println!("one release at θ = 0 (PASS-GLM's quadratic statistics, Taylor at 0)");
+    }
     let d = data.dim();
     let (mode, cov) = data.laplace_nonprivate()?;
     let sd: Vec<f64> = (0..d).map(|i| cov[i * d + i].sqrt()).collect();
@@ -63,12 +69,11 @@ fn main() -> dp_mcmc::Result<()> {
             (vec![], vec![], 0usize, 0f64, f64::INFINITY, 0.0);
         let mut failed = 0;
         for s in 0..seeds {
-            let fit = match NoiseAware::new()
-                .epsilon(eps)
-                .delta(1e-6)
-                .seed(1000 + s)
-                .run(&data)
-            {
+            let mut builder = NoiseAware::new().epsilon(eps).delta(1e-6).seed(1000 + s);
+            if single {
+                builder = builder.schedule(vec![(0.4, 0.6)]);
+            }
+            let fit = match builder.run(&data) {
                 Ok(f) => f,
                 Err(e) => {
                     failed += 1;

@@ -15,6 +15,7 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use polars::prelude::*;
+use rayon::prelude::*;
 
 use super::diagnostics::param_draws;
 use crate::diagnostics::{quantile_sorted, summarize};
@@ -104,15 +105,22 @@ pub fn fit_summary(draws: &DataFrame) -> Result<DataFrame> {
     let mut names = Vec::new();
     let (mut mean, mut sd, mut q5, mut q50, mut q95) = (vec![], vec![], vec![], vec![], vec![]);
     let (mut rhat, mut ess_bulk, mut ess_tail) = (vec![], vec![], vec![]);
-    for p in &params {
-        let s = summarize(&p.as_slices())?;
-        let mut all: Vec<f64> = p.chains.concat();
-        all.sort_by(f64::total_cmp);
+    // one parameter per task: the diagnostics of long runs dominate `fit`'s output time
+    let stats: Vec<(crate::diagnostics::ParamSummary, f64)> = params
+        .par_iter()
+        .map(|p| {
+            let s = summarize(&p.as_slices())?;
+            let mut all: Vec<f64> = p.chains.concat();
+            all.sort_by(f64::total_cmp);
+            Ok((s, quantile_sorted(&all, 0.5)))
+        })
+        .collect::<Result<_>>()?;
+    for (p, (s, median)) in params.iter().zip(stats) {
         names.push(p.name.as_str());
         mean.push(s.mean);
         sd.push(s.sd);
         q5.push(s.q05);
-        q50.push(quantile_sorted(&all, 0.5));
+        q50.push(median);
         q95.push(s.q95);
         rhat.push(s.rhat);
         ess_bulk.push(s.ess_bulk);
@@ -164,15 +172,21 @@ pub fn write_fit_outputs(
         ));
     }
     std::fs::create_dir_all(dir)?;
-    let mut draws = fit_draws(run, warmup)?;
+    let draws = fit_draws(run, warmup)?;
     let files = FitFiles {
         draws: dir.join("draws.parquet"),
         summary: dir.join("summary.csv"),
         ledger: dir.join("ledger.json"),
         draws_per_chain: draws.height() / run.chains.len().max(1),
     };
-    let mut summary = fit_summary(&draws)?;
-    super::write_parquet(&mut draws, &files.draws)?;
+    // the summary's diagnostics and the parquet encoding side by side
+    let mut copy = draws.clone();
+    let (summary, written) = rayon::join(
+        || fit_summary(&draws),
+        || super::write_parquet(&mut copy, &files.draws),
+    );
+    let mut summary = summary?;
+    written?;
     super::write_csv(&mut summary, &files.summary)?;
     let text = serde_json::to_string_pretty(ledger)
         .map_err(|e| Error::InvalidData(format!("cannot serialise the ledger: {e}")))?;

@@ -101,6 +101,9 @@ pub fn write_parquet(df: &mut DataFrame, path: impl AsRef<Path>) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    ParquetWriter::new(std::fs::File::create(path)?).finish(df)?;
+    // Snappy: a fast codec (the default zstd level took most of `fit`'s output time)
+    ParquetWriter::new(std::fs::File::create(path)?)
+        .with_compression(ParquetCompression::Snappy)
+        .finish(df)?;
     Ok(())
 }

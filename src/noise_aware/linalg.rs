@@ -78,9 +78,29 @@ pub(crate) fn draw_from_precision(
     b: &DVector<f64>,
     rng: &mut ChainRng,
 ) -> Option<DVector<f64>> {
+    let (chol, mean) = precision_factor(prec, b)?;
+    draw_from_factor(&chol, &mean, rng)
+}
+
+/// The Cholesky factor of the precision `prec` and the mean `prec⁻¹ b` of the Gaussian
+/// [`draw_from_precision`] draws from (kept by a chain while its state does not change).
+pub(crate) fn precision_factor(
+    prec: &DMatrix<f64>,
+    b: &DVector<f64>,
+) -> Option<(Cholesky<f64, Dyn>, DVector<f64>)> {
     let chol: Cholesky<f64, Dyn> = Cholesky::new((prec + prec.transpose()) * 0.5)?;
     let mean = chol.solve(b);
-    let z = DVector::from_iterator(b.len(), (0..b.len()).map(|_| StandardNormal.sample(rng)));
+    Some((chol, mean))
+}
+
+/// One draw of `N(mean, P⁻¹)` from the Cholesky factor of `P` ([`precision_factor`]).
+pub(crate) fn draw_from_factor(
+    chol: &Cholesky<f64, Dyn>,
+    mean: &DVector<f64>,
+    rng: &mut ChainRng,
+) -> Option<DVector<f64>> {
+    let n = mean.len();
+    let z = DVector::from_iterator(n, (0..n).map(|_| StandardNormal.sample(rng)));
     let dev = chol.l().transpose().solve_upper_triangular(&z)?;
     Some(mean + dev)
 }

@@ -90,7 +90,8 @@ pub struct NoiseAware {
     pub delta: f64,
     /// Chains of the posterior sampler (default 4).
     pub chains: usize,
-    /// Draws per chain to start with (default 1000); doubled until R-hat ≤ 1.01 and bulk ESS ≥
+    /// Draws per chain to start with (default 1000); the chains are continued until R-hat ≤
+    /// 1.01 and bulk ESS ≥
     /// 400 on every parameter, up to [`NoiseAware::max_draws`].
     pub draws: usize,
     /// Most draws per chain (default 64 000).
@@ -260,11 +261,12 @@ impl NoiseAware {
         let Some(schedule) = &self.schedule else {
             return Ok(());
         };
-        if schedule.len() < 2 {
+        if schedule.is_empty() {
             return Err(Error::invalid(
                 "schedule",
                 schedule.len(),
-                "needs at least two rounds (one to reach the mode, one there)",
+                "needs at least one round (one release at the public start: PASS-GLM's \
+                 quadratic statistics; more rounds to reach the mode)",
             ));
         }
         let total: f64 = schedule.iter().map(|(a, b)| a + b).sum();
@@ -443,20 +445,26 @@ impl NoiseAware {
     ) -> Result<NoiseAwareFit> {
         let d = frame.names.len();
         let mut draws = self.draws;
-        let (chains, max_rhat, min_ess) = loop {
-            let rngs: Vec<ChainRng> = (0..self.chains as u64)
-                .map(|i| self.rng(i))
-                .collect::<Result<_>>()?;
-            let chains: Vec<posterior::ChainDraws> = rngs
-                .into_par_iter()
-                .map(|mut r| fitted.sampler.chain(self.warmup, draws, &mut r))
-                .collect::<Result<_>>()?;
-            let (rhat, ess) = convergence(&chains, d)?;
-            if (rhat <= 1.01 && ess >= 400.0) || draws * 2 > self.max_draws {
-                break (chains, rhat, ess);
+        let mut running: Vec<Running<'_>> = (0..self.chains as u64)
+            .map(|i| fitted.sampler.start(self.warmup, self.rng(i)?))
+            .collect::<Result<_>>()?;
+        // continue the chains until converged: to the length the bulk ESS so far predicts
+        // (ESS grows in proportion to the draws) with a tenth to spare, between 1.25 and 2
+        // times the current one; 1.5 times when only R-hat is short
+        let (max_rhat, min_ess) = loop {
+            running
+                .par_iter_mut()
+                .map(|c| c.extend_to(draws))
+                .collect::<Result<Vec<()>>>()?;
+            let views: Vec<&posterior::ChainDraws> = running.iter().map(Running::draws).collect();
+            let (rhat, ess) = convergence(&views, d)?;
+            if (rhat <= 1.01 && ess >= 400.0) || draws >= self.max_draws {
+                break (rhat, ess);
             }
-            draws *= 2;
+            draws = next_length(draws, ess).min(self.max_draws);
         };
+        let chains: Vec<posterior::ChainDraws> =
+            running.into_iter().map(Running::into_draws).collect();
         let floored_share = chains.iter().map(|c| c.floored).sum::<usize>() as f64
             / chains
                 .iter()
@@ -599,15 +607,62 @@ enum Sampler {
 }
 
 impl Sampler {
-    fn chain(
-        &self,
+    /// A chain of this posterior, ready to be run ([`Running::extend_to`]).
+    fn start(&self, warmup: usize, rng: ChainRng) -> Result<Running<'_>> {
+        Ok(match self {
+            Sampler::Laplace(p) => Running::Laplace(posterior::LaplaceChain::new(p, warmup, rng)?),
+            Sampler::Linear(post) => Running::Linear {
+                post,
+                warmup,
+                rng,
+                out: posterior::ChainDraws::default(),
+            },
+        })
+    }
+}
+
+/// A chain being run: the noise-aware Laplace posterior's continues where it stopped; a linear
+/// model's is rerun from its start to the new length (the same draws, longer).
+// one value per chain (a handful per run): the variants' sizes do not matter
+#[allow(clippy::large_enum_variant)]
+enum Running<'a> {
+    Laplace(posterior::LaplaceChain<'a>),
+    Linear {
+        post: &'a linear::LinearPosterior,
         warmup: usize,
-        draws: usize,
-        rng: &mut ChainRng,
-    ) -> Result<posterior::ChainDraws> {
+        rng: ChainRng,
+        out: posterior::ChainDraws,
+    },
+}
+
+impl Running<'_> {
+    /// Runs the chain until `draws` draws after the warm-up are kept.
+    fn extend_to(&mut self, draws: usize) -> Result<()> {
         match self {
-            Sampler::Laplace(p) => p.chain(warmup, draws, rng),
-            Sampler::Linear(p) => p.chain(warmup, draws, rng),
+            Running::Laplace(chain) => chain.advance(draws),
+            Running::Linear {
+                post,
+                warmup,
+                rng,
+                out,
+            } => {
+                *out = post.chain(*warmup, draws, &mut rng.clone())?;
+                Ok(())
+            }
+        }
+    }
+
+    fn draws(&self) -> &posterior::ChainDraws {
+        match self {
+            Running::Laplace(chain) => &chain.out,
+            Running::Linear { out, .. } => out,
+        }
+    }
+
+    fn into_draws(self) -> posterior::ChainDraws {
+        match self {
+            Running::Laplace(chain) => chain.out,
+            Running::Linear { out, .. } => out,
         }
     }
 }
@@ -680,20 +735,35 @@ struct Frame<'a> {
 /// rounds may be far from the mode, and no declared bounds tell how far).
 pub const MODEL_POOLED: usize = 2;
 
-/// Largest rank-normalised R-hat and smallest bulk ESS over the parameters.
-fn convergence(chains: &[posterior::ChainDraws], d: usize) -> Result<(f64, f64)> {
-    let mut max_rhat: f64 = 0.0;
-    let mut min_ess = f64::INFINITY;
-    for i in 0..d {
-        let cols: Vec<Vec<f64>> = chains
-            .iter()
-            .map(|c| c.draws.iter().skip(i).step_by(d).copied().collect())
-            .collect();
-        let refs: Vec<&[f64]> = cols.iter().map(Vec::as_slice).collect();
-        let rhat = crate::diagnostics::rhat(&refs)?.unwrap_or(f64::INFINITY);
-        let ess = crate::diagnostics::ess_bulk(&refs)?.unwrap_or(0.0);
-        max_rhat = max_rhat.max(rhat);
-        min_ess = min_ess.min(ess);
-    }
-    Ok((max_rhat, min_ess))
+/// The next length of chains of `draws` draws whose smallest bulk ESS is `ess` (target 400).
+fn next_length(draws: usize, ess: f64) -> usize {
+    let factor = if ess < 400.0 {
+        (1.1 * 400.0 / ess.max(1.0)).clamp(1.25, 2.0)
+    } else {
+        1.5
+    };
+    (draws as f64 * factor).ceil() as usize
+}
+
+/// Largest rank-normalised R-hat and smallest bulk ESS over the parameters (one parameter per
+/// task).
+fn convergence(chains: &[&posterior::ChainDraws], d: usize) -> Result<(f64, f64)> {
+    let per_param: Vec<(f64, f64)> = (0..d)
+        .into_par_iter()
+        .map(|i| {
+            let cols: Vec<Vec<f64>> = chains
+                .iter()
+                .map(|c| c.draws.iter().skip(i).step_by(d).copied().collect())
+                .collect();
+            let refs: Vec<&[f64]> = cols.iter().map(Vec::as_slice).collect();
+            let rhat = crate::diagnostics::rhat(&refs)?.unwrap_or(f64::INFINITY);
+            let ess = crate::diagnostics::ess_bulk(&refs)?.unwrap_or(0.0);
+            Ok((rhat, ess))
+        })
+        .collect::<Result<_>>()?;
+    Ok(per_param
+        .into_iter()
+        .fold((0.0f64, f64::INFINITY), |(r, e), (ri, ei)| {
+            (r.max(ri), e.min(ei))
+        }))
 }

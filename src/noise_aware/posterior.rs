@@ -33,7 +33,7 @@ use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
 use super::data::GlmKind;
-use super::linalg::{congruence, draw_from_precision, floor_eigenvalues, unsvec};
+use super::linalg::{congruence, draw_from_factor, floor_eigenvalues, precision_factor, unsvec};
 use super::releases::Round;
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
@@ -111,6 +111,7 @@ struct ChainState {
 }
 
 /// One chain's draws of `θ` (row-major) and its accepted `H` proposals.
+#[derive(Default)]
 pub(crate) struct ChainDraws {
     pub draws: Vec<f64>,
     /// Proposals that had to be floored (see `propose`).
@@ -298,15 +299,14 @@ impl NoiseAwarePosterior {
         Some((prec, vh.transpose() * ybar))
     }
 
-    /// One draw of `θ | H` (Gaussian; see the module docs).
-    fn draw_theta(
+    /// The factor and mean of `θ | H` ([`precision_factor`]).
+    fn theta_factor(
         &self,
         h: &DMatrix<f64>,
         ybar: &DVector<f64>,
-        rng: &mut ChainRng,
-    ) -> Option<DVector<f64>> {
+    ) -> Option<(Cholesky<f64, nalgebra::Dyn>, DVector<f64>)> {
         let (prec, b) = self.theta_conditional(h, ybar)?;
-        draw_from_precision(&prec, &b, rng)
+        precision_factor(&prec, &b)
     }
 
     /// A positive definite proposal of `svec(G)`, and whether it had to be floored: when none
@@ -330,64 +330,115 @@ impl NoiseAwarePosterior {
     }
 
     /// A chain of `warmup + draws` steps from an over-dispersed start (a proposal draw).
+    #[cfg(test)]
     pub(crate) fn chain(
         &self,
         warmup: usize,
         draws: usize,
         rng: &mut ChainRng,
     ) -> Result<ChainDraws> {
-        let (g, h, _) = self.propose(rng)?;
-        let (ybar, log_lik) = self
+        let mut chain = LaplaceChain::new(self, warmup, rng.clone())?;
+        chain.advance(draws)?;
+        *rng = chain.rng;
+        Ok(chain.out)
+    }
+}
+
+/// A chain of [`NoiseAwarePosterior`] that can be extended: [`LaplaceChain::advance`] runs it
+/// on until a number of draws is kept, so a run that needs more draws continues its chains
+/// instead of restarting them (the draws are those of one chain run to the final length).
+pub(crate) struct LaplaceChain<'a> {
+    post: &'a NoiseAwarePosterior,
+    state: ChainState,
+    /// ρ of the Crank–Nicolson move, as ln(1 − ρ) so the tuning keeps ρ in (0, 1).
+    ln_gap: f64,
+    window_accepted: usize,
+    step: usize,
+    warmup: usize,
+    rng: ChainRng,
+    /// `θ | H`'s factor and mean at the current state (unchanged while no move is accepted).
+    theta_cond: Option<(Cholesky<f64, nalgebra::Dyn>, DVector<f64>)>,
+    pub out: ChainDraws,
+}
+
+impl<'a> LaplaceChain<'a> {
+    /// The chain's start (one draw of the information releases' Gaussian in the cone).
+    pub(crate) fn new(
+        post: &'a NoiseAwarePosterior,
+        warmup: usize,
+        mut rng: ChainRng,
+    ) -> Result<Self> {
+        let (g, h, _) = post.propose(&mut rng)?;
+        let (ybar, log_lik) = post
             .score_likelihood(&h)
             .ok_or_else(|| bug("start likelihood"))?;
-        let mut state = ChainState {
-            g,
-            h,
-            ybar,
-            log_lik,
-        };
-        let mut out = ChainDraws {
-            draws: Vec::with_capacity(draws * self.d),
-            accepted: Vec::with_capacity(draws),
-            start: Vec::new(),
-            floored: 0,
-        };
-        // ρ of the Crank–Nicolson move, as ln(1 − ρ) so the tuning keeps ρ in (0, 1)
-        let mut ln_gap: f64 = (0.5f64).ln();
-        let mut window_accepted = 0usize;
-        for step in 0..warmup + draws {
-            let independent = self.draw_g(rng);
-            let mut accepted = self.try_move(independent, &mut state, rng);
-            let rho = 1.0 - ln_gap.exp();
-            let z = self.standard_normal(rng);
-            let local = &self.prop_mean
-                + (&state.g - &self.prop_mean) * rho
-                + &self.prop_chol * z * (1.0 - rho * rho).sqrt();
-            let moved = self.try_move(local, &mut state, rng);
+        Ok(LaplaceChain {
+            post,
+            state: ChainState {
+                g,
+                h,
+                ybar,
+                log_lik,
+            },
+            ln_gap: (0.5f64).ln(),
+            window_accepted: 0,
+            step: 0,
+            warmup,
+            rng,
+            theta_cond: None,
+            out: ChainDraws {
+                draws: Vec::new(),
+                accepted: Vec::new(),
+                start: Vec::new(),
+                floored: 0,
+            },
+        })
+    }
+
+    /// Runs the chain until `draws` draws after the warm-up are kept.
+    pub(crate) fn advance(&mut self, draws: usize) -> Result<()> {
+        let post = self.post;
+        let rng = &mut self.rng;
+        while self.step < self.warmup + draws {
+            let step = self.step;
+            let independent = post.draw_g(rng);
+            let mut accepted = post.try_move(independent, &mut self.state, rng);
+            let rho = 1.0 - self.ln_gap.exp();
+            let z = post.standard_normal(rng);
+            let local = &post.prop_mean
+                + (&self.state.g - &post.prop_mean) * rho
+                + &post.prop_chol * z * (1.0 - rho * rho).sqrt();
+            let moved = post.try_move(local, &mut self.state, rng);
             accepted |= moved;
-            if step < warmup {
-                window_accepted += usize::from(moved);
-                if (step + 1) % PCN_WINDOW == 0 {
-                    let rate = window_accepted as f64 / PCN_WINDOW as f64;
+            if step < self.warmup {
+                self.window_accepted += usize::from(moved);
+                if (step + 1).is_multiple_of(PCN_WINDOW) {
+                    let rate = self.window_accepted as f64 / PCN_WINDOW as f64;
                     // a larger gap 1 − ρ is a bolder move; a window without an accepted move
                     // shrinks ln(1 − ρ) by 1, so the default warm-up's 10 windows reach gaps
                     // down to e⁻¹¹ if the cone is that narrow
-                    ln_gap = (ln_gap + 4.0 * (rate - PCN_TARGET)).min(0.0);
-                    window_accepted = 0;
+                    self.ln_gap = (self.ln_gap + 4.0 * (rate - PCN_TARGET)).min(0.0);
+                    self.window_accepted = 0;
                 }
             }
-            let theta = self
-                .draw_theta(&state.h, &state.ybar, rng)
+            if accepted || self.theta_cond.is_none() {
+                self.theta_cond = post.theta_factor(&self.state.h, &self.state.ybar);
+            }
+            let (chol, mean) = self
+                .theta_cond
+                .as_ref()
                 .ok_or_else(|| bug("theta conditional"))?;
+            let theta = draw_from_factor(chol, mean, rng).ok_or_else(|| bug("theta draw"))?;
             if step == 0 {
-                out.start = theta.iter().copied().collect();
+                self.out.start = theta.iter().copied().collect();
             }
-            if step >= warmup {
-                out.draws.extend(theta.iter());
-                out.accepted.push(accepted);
+            if step >= self.warmup {
+                self.out.draws.extend(theta.iter());
+                self.out.accepted.push(accepted);
             }
+            self.step += 1;
         }
-        Ok(out)
+        Ok(())
     }
 }
 
