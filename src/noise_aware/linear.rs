@@ -697,6 +697,26 @@ impl LinearPosterior {
                 .log_at(&st.parts, st.kappa, s)
                 .ok_or_else(|| bug("s step"))?;
             st.s = s;
+            // s along the ridge κσ² = r: at a large n and a precise yᵀy release the posterior
+            // of (κ, s) is a narrow ridge that the two moves above cross but barely travel. In
+            // the coordinates (r, s), κ = r e^{−2s}, the density is p(κ, s)·e^{−2s} (the
+            // Jacobian), and s | r is sampled by slice
+            let r = st.kappa * (2.0 * st.s).exp();
+            let s = Self::slice(
+                st.s,
+                st.log - 2.0 * st.s,
+                0.05,
+                |s| {
+                    self.log_at(&st.parts, r * (-2.0 * s).exp(), s)
+                        .map(|l| l - 2.0 * s)
+                },
+                rng,
+            );
+            st.kappa = r * (-2.0 * s).exp();
+            st.s = s;
+            st.log = self
+                .log_at(&st.parts, st.kappa, st.s)
+                .ok_or_else(|| bug("ridge step"))?;
             // β | u, H, σ exactly
             let sig2 = (2.0 * st.s).exp();
             let prec = &self.prior_prec + &st.h / sig2;
