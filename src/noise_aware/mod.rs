@@ -5,11 +5,14 @@
 //! (tens of thousands of rows, ten parameters) it barely leaves its start and its spread says
 //! nothing about the noise. Here the private part is a handful of passes over the data: a DP
 //! Newton path of four rounds (six for Poisson regression), each releasing the information and
-//! score sums with shapes chosen from earlier releases and sensitivities computed exactly over
-//! the declared bounds (`releases.rs`). The posterior is then post-processing
-//! (`posterior.rs`): the score releases near the mode are pooled, the true information is a latent variable with the
-//! information releases' noise modelled, and the joint posterior is sampled by several
-//! chains until R-hat ≤ 1.01 and the bulk ESS ≥ 400 on every parameter (no privacy cost).
+//! score sums with shapes chosen from earlier releases (`releases.rs`) and sensitivities
+//! computed over the rows the declared bounds allow, each row's residual tied to its
+//! covariates (`sensitivity.rs`); a library model's rows are clipped to declared per-row
+//! bounds instead ([`NoiseAware::run_model`]). The posterior is then post-processing
+//! (`posterior.rs`): the score releases near the mode are pooled, the true information is a
+//! latent variable with the information releases' noise modelled, and the joint posterior is
+//! sampled by several chains until R-hat ≤ 1.01 and the bulk ESS ≥ 400 on every parameter (no
+//! privacy cost).
 //!
 //! The method is a noise-aware Laplace approximation (Bernstein & Sheldon 2018, 2019, for the
 //! noise-aware idea; Kulkarni et al. 2021 for GLMs; the Laplace likelihood of the score near

@@ -14,8 +14,9 @@
 //!    inflation, averaged over the parameters, is small for the box's worst-case rows).
 //!
 //! `A` and `B` are functions of earlier releases and public bounds (post-processing), and the
-//! sensitivities are exact over the declared box (vertex enumeration, `data.rs`), so no row is
-//! clipped except Poisson rows past the declared cap. The next point is the Newton step
+//! sensitivities are bounds over every row the declared box allows (`sensitivity.rs` with the
+//! allowed polytope's vertices and edges, else the separate worst cases of `data.rs`), so no
+//! row is clipped except Poisson rows past the declared cap. The next point is the Newton step
 //! `θ_{k+1} = θ_k + (Î_k + P)⁻¹ (ĝ_k + ∇ ln p(θ_k))` with eigenvalues floored at the noise's
 //! scale and, for Poisson, the change of `η` over the box capped at 2 per round; a linear
 //! model's `ln σ` moves by its exact profile update from the released score instead.
