@@ -55,7 +55,7 @@ const MAX_PD_TRIES: usize = 200;
 pub const SUFFICIENT_SHARES: [f64; 3] = [0.25, 0.60, 0.15];
 
 /// The three releases of a linear model's sufficient statistics (see the module docs), in the
-/// releases' [`Frame`]. Public after the release.
+/// releases' `Frame`. Public after the release.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SufficientRelease {
     /// `svec(XᵀX)` (off-diagonal entries times `√2`); entries between two constant
@@ -215,7 +215,7 @@ pub(crate) fn sufficient_noise_multipliers(
     Ok([if xtx_public { f64::INFINITY } else { z(0)? }, z(1)?, z(2)?])
 }
 
-/// Releases `svec(XᵀX)`, `Xᵀy` and `yᵀy` (in the public [`Frame`]) with Gaussian noise of
+/// Releases `svec(XᵀX)`, `Xᵀy` and `yᵀy` (in the public `Frame`) with Gaussian noise of
 /// standard deviation `Δ_i·z_i` on every entry that is not public (see the module docs). One
 /// pass over the data.
 ///

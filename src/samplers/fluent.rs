@@ -72,13 +72,13 @@ impl dyn Sampler {
         self.with_run_settings(|r| r.budget = Budget::Iterations(k))
     }
 
-    /// Privacy budget ε (with [`delta`](Self::delta)).
+    /// Privacy budget ε (with `delta`).
     #[must_use]
     pub fn epsilon(self: Box<Self>, epsilon: f64) -> Box<Self> {
         self.with_run_settings(|r| r.budget = r.budget.with_epsilon(epsilon))
     }
 
-    /// Privacy budget δ (with [`epsilon`](Self::epsilon)).
+    /// Privacy budget δ (with `epsilon`).
     #[must_use]
     pub fn delta(self: Box<Self>, delta: f64) -> Box<Self> {
         self.with_run_settings(|r| r.budget = r.budget.with_delta(delta))

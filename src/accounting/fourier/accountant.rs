@@ -15,7 +15,7 @@ use crate::error::{Error, Result, check};
 /// with σ = the event's noise multiplier, i.e. the statistic's substitute sensitivity used as
 /// the pair's per-record bound: conservative, the thesis' call, THESIS-NOTES §7), plus `NoOp`,
 /// `Composed`, `SelfComposed`. All events of one accountant must share one relation. Bare
-/// `Gaussian` events are rejected (use [`Pld`](super::Pld)). Grid: nx = 1e6, L = 20 (the
+/// `Gaussian` events are rejected (use [`Pld`](crate::accounting::Pld)). Grid: nx = 1e6, L = 20 (the
 /// thesis' defaults); where that grid cannot answer, `epsilon`/`delta` refine it
 /// ([`FourierAccountant::delta_adaptive`]). FA's discretisation error is not bounded
 /// rigorously (THESIS-NOTES §9).
