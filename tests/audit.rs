@@ -531,6 +531,37 @@ fn dp_hmc_gradient_release_is_within_its_charge() {
     );
 }
 
+/// Audits one Gaussian release charged at noise multiplier `z` on a worst-case pair:
+/// `release(on_d_prime, z_used, seed)` gives the released value and its sensitivity under `D`
+/// (`false`) or `D'` (`true`). `S` is the release minus its noiseless value under `D`, over the
+/// CHARGED noise's standard deviation; the broken variant adds half the noise (same charge).
+fn audit_gaussian_release(
+    name: &str,
+    charged: f64,
+    z: f64,
+    release: impl Fn(bool, f64, u64) -> (f64, f64),
+) {
+    let centre = release(false, 1e-300, 0).0;
+    let run = |z_used: f64| {
+        let sample = |on_b: bool, base: u64| -> Vec<f64> {
+            (0..DRAWS as u64)
+                .map(|s| {
+                    let (v, sens) = release(on_b, z_used, base + s);
+                    (v - centre) / (sens * z)
+                })
+                .collect()
+        };
+        audit(
+            &sample(false, 1),
+            &sample(true, 10_000_000),
+            &unit_grid(),
+            ALPHA,
+            0.1 / N as f64,
+        )
+    };
+    check(name, charged, &[], &run(z), &run(z / 2.0));
+}
+
 /// The releases of the noise-aware method (`noise_aware::release_score`,
 /// `release_information`, and a linear model's `release_sufficient`), audited as one Gaussian
 /// release each on a worst-case pair.
@@ -593,50 +624,27 @@ fn noise_aware_releases_are_within_their_charge() {
         } else {
             (data(d_row), data(d2_row))
         };
-        let release = |set: &GlmData, z_used: f64, seed: u64| -> (f64, f64, f64) {
+        let release = |on_b: bool, z_used: f64, seed: u64| -> (f64, f64) {
+            let set = if on_b { &b } else { &a };
             let mut rng = chain_rng(seed, 0);
             match name {
                 "score" => {
                     let r = release_score(set, &[0.0], &shape, z_used, &mut rng).unwrap();
-                    (r.values[0], r.noise_sd, r.sensitivity)
+                    (r.values[0], r.sensitivity)
                 }
                 "information" => {
                     let r = release_information(set, &[0.0], &shape, z_used, &mut rng).unwrap();
-                    (r.values[0], r.noise_sd, r.sensitivity)
+                    (r.values[0], r.sensitivity)
                 }
                 _ => {
                     // Σ y (XᵀX = n is public: no noise, no charge)
                     let r =
                         release_sufficient(set, [f64::INFINITY, z_used, z_used], &mut rng).unwrap();
-                    (r.xty.values[0], r.xty.noise_sd, r.xty.sensitivity)
+                    (r.xty.values[0], r.xty.sensitivity)
                 }
             }
         };
-        let centre = release(&a, 1e-300, 0).0;
-        let run = |z_used: f64| {
-            let sample = |set: &GlmData, base: u64| -> Vec<f64> {
-                (0..DRAWS as u64)
-                    .map(|s| {
-                        let (v, _, sens) = release(set, z_used, base + s);
-                        (v - centre) / (sens * z) // standardised by the CHARGED noise
-                    })
-                    .collect()
-            };
-            audit(
-                &sample(&a, 1),
-                &sample(&b, 10_000_000),
-                &unit_grid(),
-                ALPHA,
-                0.1 / N as f64,
-            )
-        };
-        check(
-            &format!("noise-aware {name}"),
-            charged,
-            &[],
-            &run(z),
-            &run(z / 2.0),
-        );
+        audit_gaussian_release(&format!("noise-aware {name}"), charged, z, release);
     }
 }
 
@@ -701,37 +709,14 @@ fn library_model_releases_are_within_their_charge() {
         ("score", set(R, 1.0), set(-R, 1.0)),
         ("information", set(0.0, R), set(0.0, -R)),
     ] {
-        let release = |m: &Quadratic, z_used: f64, seed: u64| -> (f64, f64) {
+        let release = |on_b: bool, z_used: f64, seed: u64| -> (f64, f64) {
             let mut rng = chain_rng(seed, 0);
+            let m = if on_b { &b } else { &a };
             let (info, score) =
                 release_clipped(m, &[0.0], bounds, z_used, z_used, &mut rng).unwrap();
             let r = if name == "score" { score } else { info };
             (r.values[0], r.sensitivity)
         };
-        let centre = release(&a, 1e-300, 0).0;
-        let run = |z_used: f64| {
-            let sample = |m: &Quadratic, base: u64| -> Vec<f64> {
-                (0..DRAWS as u64)
-                    .map(|s| {
-                        let (v, sens) = release(m, z_used, base + s);
-                        (v - centre) / (sens * z) // standardised by the CHARGED noise
-                    })
-                    .collect()
-            };
-            audit(
-                &sample(&a, 1),
-                &sample(&b, 10_000_000),
-                &unit_grid(),
-                ALPHA,
-                0.1 / N as f64,
-            )
-        };
-        check(
-            &format!("library model {name}"),
-            charged,
-            &[],
-            &run(z),
-            &run(z / 2.0),
-        );
+        audit_gaussian_release(&format!("library model {name}"), charged, z, release);
     }
 }

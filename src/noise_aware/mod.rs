@@ -388,8 +388,7 @@ impl NoiseAware {
                  looking at the data, which set the releases' noise",
             )
         })?;
-        check::positive("row_bounds gradient", bounds.gradient)?;
-        check::positive("row_bounds information", bounds.information)?;
+        // the bounds themselves are checked by `release_clipped`
         if !model.has_gradient() {
             return Err(Error::Model(
                 "the noise-aware method needs per-row gradients; implement \

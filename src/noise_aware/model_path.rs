@@ -23,7 +23,7 @@
 use nalgebra::{DMatrix, DVector};
 
 use super::linalg::{svec, unsvec};
-use super::releases::{Path, Release, Round, noise_multiplier, noisy, project_pd, row_major};
+use super::releases::{Path, Release, Round, noise_multiplier, noisy, project_pd};
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
@@ -237,27 +237,14 @@ pub(crate) fn model_path<M: Model + ?Sized>(
         let z_i = noise_multiplier(share_i * mu_total)?;
         let z_g = noise_multiplier(share_g * mu_total)?;
         let (info_rel, score_rel) = release_clipped(model, &theta, bounds, z_i, z_g, rng)?;
-        let (rel_i, sd_i, sens_i) = (info_rel.values, info_rel.noise_sd, info_rel.sensitivity);
-        let (rel_g, sd_g, sens_g) = (score_rel.values, score_rel.noise_sd, score_rel.sensitivity);
-        if rel_g.iter().chain(&rel_i).any(|v| !v.is_finite()) {
-            return Err(Error::Model(
-                "the clipped score or information left the finite range on the Newton path".into(),
-            ));
-        }
-        let curv = project_pd(&unsvec(&rel_i, d), &eye, sd_i * (d as f64).sqrt()) + &prior.prec;
-        rounds.push(Round {
-            theta: theta.clone(),
-            info_shape: row_major(&eye),
-            info_release: rel_i,
-            info_noise_sd: sd_i,
-            info_sensitivity: sens_i,
-            info_noise_multiplier: z_i,
-            score_shape: row_major(&eye),
-            score_release: rel_g.clone(),
-            score_noise_sd: sd_g,
-            score_sensitivity: sens_g,
-            score_noise_multiplier: z_g,
-        });
+        let round = Round::new(&theta, &eye, info_rel, z_i, &eye, score_rel, z_g)?;
+        let curv = project_pd(
+            &unsvec(&round.info_release, d),
+            &eye,
+            round.info_noise_sd * (d as f64).sqrt(),
+        ) + &prior.prec;
+        let rel_g = round.score_release.clone();
+        rounds.push(round);
         // post-processing: the Newton step on the log posterior, within the trust region
         let mut prior_grad = vec![0.0; d];
         model.grad_log_prior(&theta, &mut prior_grad);

@@ -57,6 +57,49 @@ pub struct Round {
     pub score_noise_multiplier: f64,
 }
 
+impl Round {
+    /// The round at the public point `theta` of the information release `info` (shape `b`,
+    /// noise multiplier `z_i`) and the score release `score` (shape `a`, `z_g`).
+    ///
+    /// # Errors
+    /// A released value that is not finite (the sums left the finite range).
+    pub(crate) fn new(
+        theta: &[f64],
+        b: &DMatrix<f64>,
+        info: Release,
+        z_i: f64,
+        a: &DMatrix<f64>,
+        score: Release,
+        z_g: f64,
+    ) -> Result<Self> {
+        if score
+            .values
+            .iter()
+            .chain(&info.values)
+            .any(|v| !v.is_finite())
+        {
+            return Err(Error::Model(
+                "the score or information left the finite range on the Newton path; narrow the \
+                 declared bounds"
+                    .into(),
+            ));
+        }
+        Ok(Round {
+            theta: theta.to_vec(),
+            info_shape: row_major(b),
+            info_release: info.values,
+            info_noise_sd: info.noise_sd,
+            info_sensitivity: info.sensitivity,
+            info_noise_multiplier: z_i,
+            score_shape: row_major(a),
+            score_release: score.values,
+            score_noise_sd: score.noise_sd,
+            score_sensitivity: score.sensitivity,
+            score_noise_multiplier: z_g,
+        })
+    }
+}
+
 /// Shares of the run's Gaussian `μ` per round for logistic regression: `(information,
 /// score)`. Fixed public rule: cheap early rounds to reach the quadratic region, most of the
 /// budget on the last rounds (pooled: [`pooled_round_count`](super::pooled_round_count)), the
@@ -117,38 +160,19 @@ pub(crate) fn newton_path(
         let z_i = noise_multiplier(share_i * mu_total)?;
         let z_g = noise_multiplier(share_g * mu_total)?;
         let info_rel = release_information(data, &theta, &b, z_i, rng)?;
-        let (rel_i, sd_i, sens_i) = (info_rel.values, info_rel.noise_sd, info_rel.sensitivity);
         let b_inv = b.clone().try_inverse().ok_or_else(singular)?;
-        let released = unsvec(&rel_i, d);
+        let released = unsvec(&info_rel.values, d);
         let info_hat = &b_inv * released * b_inv.transpose();
-        let floor = sd_i * (d as f64).sqrt();
+        let floor = info_rel.noise_sd * (d as f64).sqrt();
         // the curvature the next shapes and the step use: released information, made
         // positive definite at the noise's scale (in the whitened frame)
         let curv = project_pd(&info_hat, &b, floor) + &prior_prec;
         // score release, shaped by A
         let a = score_shape(data, &theta, &curv)?;
         let score_rel = release_score(data, &theta, &a, z_g, rng)?;
-        let (rel_g, sd_g, sens_g) = (score_rel.values, score_rel.noise_sd, score_rel.sensitivity);
-        if rel_g.iter().chain(&rel_i).any(|v| !v.is_finite()) {
-            return Err(Error::Model(
-                "the score or information left the finite range on the Newton path; narrow the \
-                 declared bounds"
-                    .into(),
-            ));
-        }
-        rounds.push(Round {
-            theta: theta.clone(),
-            info_shape: row_major(&b),
-            info_release: rel_i,
-            info_noise_sd: sd_i,
-            info_sensitivity: sens_i,
-            info_noise_multiplier: z_i,
-            score_shape: row_major(&a),
-            score_release: rel_g.clone(),
-            score_noise_sd: sd_g,
-            score_sensitivity: sens_g,
-            score_noise_multiplier: z_g,
-        });
+        let round = Round::new(&theta, &b, info_rel, z_i, &a, score_rel, z_g)?;
+        let rel_g = round.score_release.clone();
+        rounds.push(round);
         // post-processing: the Newton step and the next round's shape
         let a_inv = a.clone().try_inverse().ok_or_else(singular)?;
         let score = &a_inv * DVector::from_vec(rel_g);
