@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use dp_mcmc::auto::Auto;
 use dp_mcmc::models::{ColumnData, LogisticModel};
+use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::SamplerKind;
 use rand::RngExt;
 

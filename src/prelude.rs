@@ -3,8 +3,8 @@
 //! `run` or `Chart` as a cell's last expression renders; `quick_mode()` reads
 //! `DP_MCMC_QUICK`) and polars' `DataFrame`.
 pub use crate::accounting::{
-    Accountant, CertifiedPld, Fourier, Gradient, Method, Pld, PrivacyEvent, Rdp, Releases, Zcdp,
-    pld_delta, pld_epsilon,
+    Accountant, CertifiedPld, Fourier, Method, Pld, PrivacyEvent, Rdp, Releases, Zcdp, pld_delta,
+    pld_epsilon,
 };
 pub use crate::auto::{Auto, AutoRun};
 pub use crate::diagnostics::{ess_bulk, ess_tail, mmd, mmd_thesis, rhat};
@@ -18,8 +18,8 @@ pub use crate::error::Error;
 pub use crate::experiments::{chain_metrics, tuned};
 pub use crate::models::{ColumnData, CustomModel, Experiment, ExperimentModel, Model, RowData};
 pub use crate::samplers::{
-    Budget, ClipDistance, DpBarker, DpHmc, DpPenalty, Hmc, Ledger, MaxIterations, MinibatchPenalty,
-    PrivacyCost, PrivacySpent, ProposalKind, Run, RunSettings, Rwmh, Sampler, SamplerKind, Start,
-    StepSize,
+    Budget, ClipDistance, DpBarker, DpHmc, DpPenalty, Gradient, Hmc, IterationBudget, Ledger,
+    MinibatchPenalty, PrivacyCost, PrivacySpent, ProposalKind, Run, RunSetters, RunSettings, Rwmh,
+    Sampler, SamplerKind, Start, StepSize,
 };
 pub use polars::prelude::DataFrame;

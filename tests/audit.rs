@@ -42,6 +42,7 @@ use dp_mcmc::accounting::{
 use dp_mcmc::models::Model;
 use dp_mcmc::noise::{Lattice, Noise};
 use dp_mcmc::rng::chain_rng;
+use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::{DpBarker, DpHmc, DpPenalty, Kernel, MinibatchPenalty, PrivacySpent};
 
 /// Draws of the release per data set.
@@ -311,7 +312,7 @@ fn dp_penalty_step_is_within_its_pld_charge() {
         .proposal_sd(0.1)
         .iterations(1)
         .chains(1);
-    let (_, spent) = sampler.budget(N).unwrap();
+    let dp_mcmc::samplers::IterationBudget { spent, .. } = sampler.budget(N).unwrap();
     let mu = 1.0 / (2.0 * tau * tau * N as f64);
     assert_eq!(spent.epsilon, pld_epsilon(mu, spent.delta).unwrap());
     let zcdp = sampler
@@ -319,7 +320,7 @@ fn dp_penalty_step_is_within_its_pld_charge() {
         .accountant(Method::Zcdp)
         .budget(N)
         .unwrap()
-        .1;
+        .spent;
     let audit = PenaltyAudit {
         name: "dp-penalty",
         tau,
@@ -344,7 +345,7 @@ fn discrete_dp_penalty_step_is_within_its_zcdp_charge() {
         .noise(Noise::discrete(log2))
         .iterations(1)
         .chains(1);
-    let (_, spent) = sampler.budget(N).unwrap();
+    let dp_mcmc::samplers::IterationBudget { spent, .. } = sampler.budget(N).unwrap();
     let rho = 1.0 / (2.0 * tau * tau * N as f64);
     assert_eq!(spent.epsilon, cks_zcdp_epsilon(rho, spent.delta).unwrap());
     let lattice = Lattice::new(log2).unwrap();
@@ -387,7 +388,7 @@ fn minibatch_penalty_step_is_within_its_fourier_charge() {
         .proposal_sd(0.1)
         .iterations(1)
         .chains(1);
-    let (_, spent) = sampler.budget(N).unwrap();
+    let dp_mcmc::samplers::IterationBudget { spent, .. } = sampler.budget(N).unwrap();
     // The charge is the Fourier accountant's ε of one subsampled Gaussian event.
     let mut fourier = Fourier::new();
     fourier
@@ -408,7 +409,7 @@ fn minibatch_penalty_step_is_within_its_fourier_charge() {
             .clone()
             .accountant(Method::Rdp)
             .thesis_compatible(thesis);
-        s.budget(N).unwrap().1.epsilon
+        s.budget(N).unwrap().spent.epsilon
     };
     check(
         "minibatch-penalty",
@@ -437,7 +438,7 @@ fn dp_barker_step_is_within_its_theorem7_charge() {
         .proposal_sd(0.1)
         .iterations(1)
         .chains(1);
-    let (_, spent) = sampler.budget(N).unwrap();
+    let dp_mcmc::samplers::IterationBudget { spent, .. } = sampler.budget(N).unwrap();
     let kernel = sampler.kernel(&WorstCase::pair(R, 0.0, 1).0).unwrap();
     let centre = 0.99 * (batch as f64).sqrt();
     let thresholds = grid(-12.0, 12.0, 0.25);
@@ -467,7 +468,7 @@ fn dp_hmc_ratio_release_is_within_its_charge() {
         .step_size(0.1)
         .iterations(1)
         .chains(1);
-    let (_, spent) = sampler.budget(N).unwrap();
+    let dp_mcmc::samplers::IterationBudget { spent, .. } = sampler.budget(N).unwrap();
     let n = N as f64;
     let mu = 1.0 / (2.0 * tau_l * tau_l * n) + 2.0 / (2.0 * 1e6 * n);
     assert_eq!(spent.epsilon, pld_epsilon(mu, spent.delta).unwrap());
@@ -476,7 +477,7 @@ fn dp_hmc_ratio_release_is_within_its_charge() {
         .accountant(Method::Zcdp)
         .budget(N)
         .unwrap()
-        .1;
+        .spent;
     let audit = PenaltyAudit {
         name: "dp-hmc ratio",
         tau: tau_l,
@@ -508,7 +509,7 @@ fn dp_hmc_gradient_release_is_within_its_charge() {
         .mass(vec![mass])
         .iterations(1)
         .chains(1);
-    let (_, spent) = sampler.budget(N).unwrap();
+    let dp_mcmc::samplers::IterationBudget { spent, .. } = sampler.budget(N).unwrap();
     let n = N as f64;
     let mu_g = 1.0 / (2.0 * tau_g * tau_g * n);
     let charged = pld_epsilon(mu_g, spent.delta).unwrap();

@@ -29,13 +29,17 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dp_mcmc::accounting::{
-    Accountant, BarkerRdp, Fourier, Gradient, Method, Pld, PrivacyEvent, Rdp, cks_zcdp_epsilon,
+    Accountant, BarkerRdp, Fourier, Method, Pld, PrivacyEvent, Rdp, cks_zcdp_epsilon,
     discrete_gaussian_rho,
 };
 use dp_mcmc::models::Model;
 use dp_mcmc::noise::{Lattice, Noise};
 use dp_mcmc::rng::chain_rng;
-use dp_mcmc::samplers::MaxIterations;
+use dp_mcmc::samplers::Gradient;
+#[path = "budget_queries/mod.rs"]
+mod budget_queries;
+use budget_queries::MaxIterations;
+use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::vcorr::vcorr;
 use dp_mcmc::samplers::{
     ClipDistance, DpBarker, DpHmc, DpPenalty, Kernel, MinibatchPenalty, PrivacySpent, ProposalKind,
@@ -278,7 +282,11 @@ fn dp_penalty_noise_is_the_pld_accountants() {
             .chains(1)
             .iterations(iters);
         let nm = tau * (n as f64).sqrt();
-        let (k, spent) = builder.budget(n).unwrap();
+        let dp_mcmc::samplers::IterationBudget {
+            iterations: k,
+            spent,
+            ..
+        } = builder.budget(n).unwrap();
         assert_charged(
             &spent,
             Pld::new(),
@@ -365,7 +373,11 @@ fn dp_penalty_discrete_noise_is_the_zcdp_accountants() {
             .chains(1)
             .iterations(iters);
         let nm2 = tau * tau * n as f64;
-        let (k, spent) = builder.budget(n).unwrap();
+        let dp_mcmc::samplers::IterationBudget {
+            iterations: k,
+            spent,
+            ..
+        } = builder.budget(n).unwrap();
         let want = cks_zcdp_epsilon(k as f64 * 0.5 / nm2, spent.delta).unwrap();
         assert_rel(spent.epsilon, want, 1e-12, &what);
         let d = Rows::ratios(n / 2, n / 2, 1, t);
@@ -428,7 +440,11 @@ fn minibatch_penalty_noise_is_the_subsampled_accountants() {
         // Fourier accountant cannot evaluate q = 1/2 at this noise level (the privacy loss
         // leaves its window).
         let n_acc = 50 * batch;
-        let (k, spent) = builder.budget(n_acc).unwrap();
+        let dp_mcmc::samplers::IterationBudget {
+            iterations: k,
+            spent,
+            ..
+        } = builder.budget(n_acc).unwrap();
         let event = PrivacyEvent::gaussian(tau.sqrt())
             .without_replacement(n_acc as u64, batch as u64)
             .repeat(k as u64);

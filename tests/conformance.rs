@@ -4,12 +4,14 @@
 #![allow(clippy::excessive_precision)] // reference literals keep their source's digits
 
 use dp_mcmc::accounting::{
-    Accountant, BarkerBound, BarkerRdp, Fourier, Gradient, Method, Pld, PrivacyEvent, Rdp,
-    RdpConversion, WorBound, Zcdp, barker_rd_approx, barker_rd_exact, dp_accounting_orders,
-    pld_delta, pld_epsilon, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
-    zcdp_rho_budget,
+    Accountant, BarkerBound, BarkerRdp, Fourier, Method, Pld, PrivacyEvent, Rdp, RdpConversion,
+    WorBound, Zcdp, barker_rd_approx, barker_rd_exact, dp_accounting_orders, pld_delta,
+    pld_epsilon, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp, zcdp_rho_budget,
 };
-use dp_mcmc::samplers::MaxIterations;
+use dp_mcmc::samplers::Gradient;
+#[path = "budget_queries/mod.rs"]
+mod budget_queries;
+use budget_queries::MaxIterations;
 use std::collections::HashMap;
 #[cfg(feature = "cli")]
 use std::process::Command;
@@ -499,7 +501,7 @@ fn thesis_iterations_per_experiment() {
             _ => panic!("unknown row {exp}/{alg}/{var}"),
         }
         .unwrap();
-        assert_eq!(b.iterations, want, "{exp} {alg} {var} ε={eps}");
+        assert_eq!(b.iterations as u64, want, "{exp} {alg} {var} ε={eps}");
     }
 }
 
@@ -518,7 +520,7 @@ fn corrected_minibatch_rdp_spec_values() {
                 .method(Method::Rdp)
                 .compute()
                 .unwrap();
-            assert_eq!(b.iterations, w, "τ={tau} ε={}", i + 1);
+            assert_eq!(b.iterations as u64, w, "τ={tau} ε={}", i + 1);
         }
     }
 }
@@ -608,7 +610,7 @@ fn invariants() {
 
 #[test]
 fn errors_name_the_parameter() {
-    let msg = |r: dp_mcmc::Result<dp_mcmc::accounting::IterationBudget>| r.unwrap_err().to_string();
+    let msg = |r: dp_mcmc::Result<dp_mcmc::samplers::IterationBudget>| r.unwrap_err().to_string();
     assert!(
         msg(MaxIterations::dp_penalty(0.1, 1000)
             .epsilon(f64::NAN)

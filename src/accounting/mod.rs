@@ -17,7 +17,7 @@
 //! | DP Barker PLD over the feasible family (`pld`) | beside Thm 7 | [`CertifiedPld`] with `BarkerTest`, `Method::Pld` |
 //! | Fourier accountant | Koskela et al. 2020 | [`Fourier`], [`fourier::FourierAccountant`] |
 //! | certified PLD intervals (Gaussian, Laplace, subsampled) | Thm 6, 12 | [`CertifiedPld`], [`Interval`] |
-//! | iterations for (ε, δ) | Alg. 2, Thm 5–8, 11, 12 | [`Accountant::max_iterations`], [`algorithm2()`], [`algorithm2::search`], `samplers::MaxIterations` |
+//! | iterations for (ε, δ) | Alg. 2, Thm 5–8, 11, 12 | [`Accountant::max_iterations`], [`algorithm2()`], [`algorithm2::search`], a DP sampler's `budget(n)` (`samplers::IterationBudget`) |
 //!
 //! Where the thesis code is optimistic (the minibatch RDP sum stopping at `j = α−1`) the corrected
 //! computation is the default and the thesis-code one an explicit option
@@ -31,7 +31,7 @@ pub(crate) mod barker;
 pub(crate) mod certified;
 mod event;
 pub mod fourier;
-mod iterations;
+mod method;
 mod pld;
 pub(crate) mod rdp;
 mod releases;
@@ -46,7 +46,7 @@ pub use certified::CertifiedPld;
 pub use certified::engine::Interval;
 pub use event::PrivacyEvent;
 pub use fourier::Fourier;
-pub use iterations::{Algorithm, Gradient, IterationBudget, Method};
+pub use method::{CERTIFIED_PLD_LABEL, Method, ZCDP_CKS20_LABEL};
 pub use pld::{Pld, gaussian_mu, pld_delta, pld_epsilon};
 pub use rdp::{
     MAX_RDP_ORDER, Rdp, RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp,

@@ -29,6 +29,7 @@
 //! output of the run except the diagnostics the crate labels non-private (clip fractions).
 //!
 //! ```
+//! use dp_mcmc::samplers::RunSetters;
 //! use dp_mcmc::auto::Auto;
 //! use dp_mcmc::samplers::SamplerKind;
 //! use dp_mcmc::models::testing::IsotropicGaussian;
@@ -56,8 +57,6 @@ mod init;
 mod reparam;
 mod split;
 
-use std::time::Duration;
-
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
@@ -69,7 +68,9 @@ use crate::accounting::PrivacyEvent;
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::chain_rng;
-use crate::samplers::{AutoInputs, EarlierRelease, Run, SamplerKind, Start};
+use crate::samplers::{
+    AutoInputs, Budget, EarlierRelease, Run, RunSetters, RunSettings, SamplerKind, Start,
+};
 
 /// The default sampler of an `auto` run on `model`: the DP penalty, in the whitened
 /// coordinates of the DP initial point; DP Barker for a model with neither per-row gradients
@@ -193,21 +194,17 @@ pub struct AutoReport {
 pub struct Auto {
     /// The sampler.
     pub algorithm: SamplerKind,
-    /// ε of the whole analysis.
-    pub epsilon: f64,
-    /// δ of the whole analysis.
-    pub delta: f64,
-    /// Chains (default 4).
-    pub chains: usize,
-    /// Seed of a reproducible research run; `None` (default): noise from the operating system's
-    /// entropy, the only setting under which the run is a DP release (see the module docs).
-    pub seed: Option<u64>,
-    /// (ε, δ) for each chain with the shared earlier releases, instead of for the whole run
-    /// (the thesis' experiments; default `false`).
-    pub per_chain_budget: bool,
-    /// Public start of the initial point's gradient steps (default: the origin). Must not be
-    /// computed from the data.
-    pub start: Option<Vec<f64>>,
+    /// The run settings, written by [`RunSetters`]: the budget `(ε, δ)` of the whole analysis
+    /// (`.epsilon(e).delta(d)`), chains (default 4), `per_chain_budget` ((ε, δ) for each chain
+    /// with the shared earlier releases: the thesis' experiments), `max_time`, `progress`,
+    /// `threads` (the pool of the whole run: initial point, clip bounds and chains), `thin`.
+    /// `.start(θ₀)` is the public start of the initial point's gradient steps (default: the
+    /// origin; never computed from the data): the chains start around the DP initial point.
+    /// `.seed(s)` makes a reproducible research run (`secure_rng` off); without it (the
+    /// default) every draw comes from the operating system's entropy, the only setting under
+    /// which the run is a DP release (see the module docs). `auto` sets the warm-up (from
+    /// `warmup_fraction`), the chains' start points and the earlier releases itself.
+    pub run: RunSettings,
     /// Shares of the budget before the chains.
     pub split: BudgetSplit,
     /// Newton steps of the DP initial point, in four rounds (default 16).
@@ -222,18 +219,24 @@ pub struct Auto {
     pub target_iterations: Option<usize>,
     /// Fraction of each chain spent in warm-up (default 0.5).
     pub warmup_fraction: f64,
-    /// Stop the chains after this wall time (the ledger then lists what they really ran).
-    pub max_time: Option<Duration>,
-    /// Progress bar on a terminal (default `true`).
-    pub progress: bool,
-    /// Thread pool size (default: rayon's).
-    pub threads: Option<usize>,
-    /// Keep every `thin`-th draw (default 1).
-    pub thin: usize,
     /// Sample in the coordinates the DP initial point's released curvature whitens (default
     /// `true`; see [`AutoReport::reparametrised`]). Without an initial point (no gradients,
     /// or no initialisation share) the chains sample `θ` with a diagonal proposal.
     pub reparametrise: bool,
+}
+
+impl RunSetters for Auto {
+    fn run_mut(&mut self) -> &mut RunSettings {
+        &mut self.run
+    }
+
+    /// Seed every random draw from `s` (reproducible research; **not** a DP release: anyone who
+    /// knows `s` can regenerate the noise). Without it the run draws from OS entropy.
+    fn seed(mut self, s: u64) -> Self {
+        self.run.seed = s;
+        self.run.secure_rng = false;
+        self
+    }
 }
 
 /// Rounds of the DP initial point (each sets its clip bound again).
@@ -257,71 +260,47 @@ impl Auto {
     pub fn new(algorithm: SamplerKind) -> Self {
         Auto {
             algorithm,
-            epsilon: f64::NAN,
-            delta: f64::NAN,
-            chains: 4,
-            seed: None,
-            per_chain_budget: false,
-            start: None,
+            run: RunSettings {
+                secure_rng: true,
+                ..RunSettings::default()
+            },
             split: BudgetSplit::default(),
             init_steps: 16,
             init_step: 0.1,
             clip_quantile: 0.9,
             target_iterations: None,
             warmup_fraction: 0.5,
-            max_time: None,
-            progress: true,
-            threads: None,
-            thin: 1,
             reparametrise: true,
         }
     }
 
-    /// ε of the whole analysis.
-    #[must_use]
-    pub fn epsilon(mut self, e: f64) -> Self {
-        self.epsilon = e;
-        self
-    }
-    /// δ of the whole analysis.
-    #[must_use]
-    pub fn delta(mut self, d: f64) -> Self {
-        self.delta = d;
-        self
-    }
-    /// Number of chains.
-    #[must_use]
-    pub fn chains(mut self, c: usize) -> Self {
-        self.chains = c;
-        self
-    }
-    /// Seed every random draw from `s` (reproducible research; **not** a DP release: anyone who
-    /// knows `s` can regenerate the noise). Without it the run draws from OS entropy.
-    #[must_use]
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = Some(s);
-        self
-    }
-
     /// The generator of stream `stream`: seeded, or keyed from OS entropy.
     fn stream(&self, stream: u64) -> Result<crate::rng::ChainRng> {
-        match self.seed {
-            Some(s) => Ok(chain_rng(s, stream)),
-            None => crate::noise::os_chain_rng(),
+        if self.run.secure_rng {
+            crate::noise::os_chain_rng()
+        } else {
+            Ok(chain_rng(self.run.seed, stream))
         }
     }
-    /// Budget per chain (see [`Auto::per_chain_budget`]).
-    #[must_use]
-    pub fn per_chain_budget(mut self, yes: bool) -> Self {
-        self.per_chain_budget = yes;
-        self
+
+    /// The public start of the initial point's steps (`.start(θ₀)`; default: the origin).
+    fn public_start(&self, d: usize) -> Result<Vec<f64>> {
+        match &self.run.start {
+            Start::Unset => Ok(vec![0.0; d]),
+            Start::Point(p) => {
+                check::len("start", p.len(), d)?;
+                check::all_finite("start", p)?;
+                Ok(p.clone())
+            }
+            Start::PerChain(_) => Err(Error::invalid(
+                "starts",
+                "per chain",
+                "auto starts the chains around its DP initial point; give one public start \
+                 for the initial point with `.start(theta0)`",
+            )),
+        }
     }
-    /// Public start of the initial point's steps.
-    #[must_use]
-    pub fn start(mut self, theta0: Vec<f64>) -> Self {
-        self.start = Some(theta0);
-        self
-    }
+
     /// Shares of the budget before the chains.
     #[must_use]
     pub fn split(mut self, split: BudgetSplit) -> Self {
@@ -334,31 +313,6 @@ impl Auto {
         self.target_iterations = Some(k);
         self
     }
-    /// Stop the chains after this wall time.
-    #[must_use]
-    pub fn max_time(mut self, t: Option<Duration>) -> Self {
-        self.max_time = t;
-        self
-    }
-    /// Progress bar.
-    #[must_use]
-    pub fn progress(mut self, yes: bool) -> Self {
-        self.progress = yes;
-        self
-    }
-    /// Thread pool size of the whole run (the initial point's and clip bounds' passes and
-    /// the chains); default: rayon's global pool. Results do not depend on it.
-    #[must_use]
-    pub fn threads(mut self, n: usize) -> Self {
-        self.threads = Some(n);
-        self
-    }
-    /// Keep every `k`-th draw.
-    #[must_use]
-    pub fn thin(mut self, k: usize) -> Self {
-        self.thin = k;
-        self
-    }
     /// Sample in the whitened coordinates of the DP initial point (default `true`).
     #[must_use]
     pub fn reparametrise(mut self, yes: bool) -> Self {
@@ -367,15 +321,30 @@ impl Auto {
     }
 
     fn validate<M: Model + ?Sized>(&self, model: &M) -> Result<()> {
-        check::positive("epsilon", self.epsilon).map_err(|_| {
+        let Budget::Privacy { epsilon, delta } = self.run.budget else {
+            return Err(Error::invalid(
+                "epsilon",
+                "unset",
+                "set `.epsilon(e).delta(d)` to the budget of the whole analysis (auto derives \
+                 the iterations from it)",
+            ));
+        };
+        check::positive("epsilon", epsilon).map_err(|_| {
             Error::invalid(
                 "epsilon",
-                self.epsilon,
+                epsilon,
                 "set `.epsilon(e)` to the budget of the whole analysis (e > 0)",
             )
         })?;
-        check::delta("delta", self.delta)?;
-        check::at_least_one("chains", self.chains)?;
+        check::delta("delta", delta)?;
+        check::at_least_one("chains", self.run.chains)?;
+        if self.run.warmup != 0 {
+            return Err(Error::invalid(
+                "warmup",
+                self.run.warmup,
+                "auto sets the warm-up from `warmup_fraction` (default 0.5)",
+            ));
+        }
         auto_sampler(self.algorithm.key())?;
         self.split.validate()?;
         if !(self.warmup_fraction >= 0.0 && self.warmup_fraction < 1.0) {
@@ -385,10 +354,7 @@ impl Auto {
                 "must be in [0, 1) (default 0.5)",
             ));
         }
-        if let Some(s) = &self.start {
-            check::len("start", s.len(), model.dim())?;
-            check::all_finite("start", s)?;
-        }
+        self.public_start(model.dim())?;
         if let Some(k) = self.target_iterations {
             check::at_least_one("target_iterations", k)?;
         }
@@ -403,7 +369,7 @@ impl Auto {
     /// Invalid settings, a model without gradients and without a public clip bound for a
     /// sampler that clips, a budget too small for a single iteration, a model error.
     pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<AutoRun> {
-        match self.threads {
+        match self.run.threads {
             // every pass (initial point, clip quantiles, chains) on a pool of this size
             Some(t) => rayon::ThreadPoolBuilder::new()
                 .num_threads(t.max(1))
@@ -421,13 +387,14 @@ impl Auto {
         let n = model.n_rows();
         let d = model.dim();
         check::at_least_one("n (data rows)", n)?;
-        let mu_total = gaussian_budget(self.epsilon, self.delta)?;
+        let (epsilon, delta) = self.run.privacy_budget()?.unwrap_or((f64::NAN, f64::NAN));
+        let mu_total = gaussian_budget(epsilon, delta)?;
         let public = model
             .public_lipschitz()
             .filter(|l| l.is_finite() && *l > 0.0);
         let mut rng = self.stream(PRE_STREAM)?;
         let mut before: Vec<EarlierRelease> = Vec::new();
-        let from = self.start.clone().unwrap_or_else(|| vec![0.0; d]);
+        let from = self.public_start(d)?;
         let rounds = INIT_ROUNDS.min(self.init_steps.max(1));
         let initial_point =
             if model.has_gradient() && self.init_steps > 0 && self.split.initialisation > 0.0 {
@@ -564,11 +531,7 @@ impl Auto {
         let public_inputs = AutoInputs {
             n,
             d,
-            copies: if self.per_chain_budget {
-                1
-            } else {
-                self.chains
-            },
+            copies: self.run.copies(),
             mu_chains: (mu_total - mu_before).max(f64::MIN_POSITIVE),
             clip: clip.as_ref().map(|c| c.value),
             fallback_step: scale,
@@ -577,7 +540,7 @@ impl Auto {
         };
         let (sampler, derived) = base.derive_auto(&public_inputs)?;
         let jitter_sd = 2.0 * derived.initial_step;
-        let starts: Vec<Vec<f64>> = (0..self.chains as u64)
+        let starts: Vec<Vec<f64>> = (0..self.run.chains as u64)
             .map(|i| {
                 let mut r = self.stream(JITTER_STREAM + i)?;
                 Ok(center
@@ -593,22 +556,13 @@ impl Auto {
         let settings = |warmup: usize| {
             let before = before.clone();
             let starts = starts.clone();
-            move |r: &mut crate::samplers::RunSettings| {
-                r.chains = self.chains;
-                r.seed = self.seed.unwrap_or(0);
-                r.secure_rng = self.seed.is_none();
-                r.per_chain_budget = self.per_chain_budget;
-                r.budget = crate::samplers::Budget::Privacy {
-                    epsilon: self.epsilon,
-                    delta: self.delta,
+            move |r: &mut RunSettings| {
+                *r = RunSettings {
+                    start: Start::PerChain(starts),
+                    warmup,
+                    spent_before: before,
+                    ..self.run.clone()
                 };
-                r.start = Start::PerChain(starts);
-                r.max_time = self.max_time;
-                r.progress = self.progress;
-                r.threads = self.threads;
-                r.thin = self.thin;
-                r.warmup = warmup;
-                r.spent_before = before;
             }
         };
         // Algorithm 2 once: the count sets the warm-up, and the run reuses the plan

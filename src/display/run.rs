@@ -285,7 +285,7 @@ mod tests {
             epsilon: 4.0,
             delta: 1e-6,
             per_chain: true,
-            accountant: "zCDP-CKS20 (discrete Gaussian)".into(),
+            accountant: "zCDP-CKS20".into(),
             ledger: Default::default(),
         };
         let r = run(
@@ -306,7 +306,7 @@ mod tests {
         );
         assert_eq!(
             lines[2],
-            "privacy: ε = 4.0, δ = 1e-6 (zCDP-CKS20 (discrete Gaussian) accountant, per chain: \
+            "privacy: ε = 4.0, δ = 1e-6 (zCDP-CKS20 accountant, per chain: \
              each chain separately; the chains together spend more)"
         );
         assert!(lines[3].contains("seeded (seed 7)") && lines[3].contains("not a secure"));

@@ -136,11 +136,9 @@ fn comparison_sampler(task: &Task) -> Result<Box<dyn Sampler>> {
 
 /// Iterations of a comparison task's chain (0 when the budget allows none).
 fn comparison_budget(task: &Task) -> Result<usize> {
-    match comparison_sampler(task)?.budget(task.n) {
-        Ok(Some((k, _))) => Ok(k),
-        Ok(None) => Err(Error::invalid("task", task.id(), "not a DP sampler")),
-        Err(Error::BudgetTooSmall(_)) => Ok(0),
-        Err(e) => Err(e),
+    match comparison_sampler(task)?.budget(task.n)? {
+        Some(b) => Ok(b.iterations),
+        None => Err(Error::invalid("task", task.id(), "not a DP sampler")),
     }
 }
 

@@ -3,8 +3,9 @@
 //! Python accounting with fourier-accountant 0.12.11).
 
 use super::*;
-use crate::accounting::{Gradient, Method};
+use crate::accounting::Method;
 use crate::models::Experiment;
+use crate::samplers::Gradient;
 use crate::samplers::{Budget, DpBarker, DpHmc, DpPenalty, MinibatchPenalty, Sampler};
 
 const CSV: &str = concat!(
@@ -88,8 +89,7 @@ fn tuned_samplers_get_the_thesis_iteration_counts() {
         let s =
             configured(exp, alg, variant).unwrap_or_else(|| panic!("no configuration for {line}"));
         let got = match per_chain(s, eps, delta).budget(n) {
-            Ok(Some((k, _))) => k,
-            Err(crate::Error::BudgetTooSmall(_)) => 0,
+            Ok(Some(b)) => b.iterations,
             other => panic!("{line}: {other:?}"),
         };
         assert_eq!(got, want, "{line}");
@@ -109,14 +109,14 @@ fn whole_release_budget_is_shared_by_the_chains() {
         .budget(100_000)
         .unwrap()
         .unwrap()
-        .0;
+        .iterations;
     let r = s.run_settings_mut();
     r.budget = Budget::Privacy {
         epsilon: 4.0,
         delta: 1e-6,
     };
     r.chains = 20;
-    let shared = s.budget(100_000).unwrap().unwrap().0;
+    let shared = s.budget(100_000).unwrap().unwrap().iterations;
     assert_eq!(one, 431);
     // Re-use adds one gradient release per chain, so 20 chains fit slightly fewer than ⌊431/20⌋.
     assert!(

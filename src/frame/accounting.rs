@@ -3,8 +3,9 @@
 
 use crate::Result;
 use crate::accounting::fourier::{FourierAccountant, FourierRelation};
-use crate::accounting::{Accountant, Gradient, IterationBudget, Method};
-use crate::samplers::MaxIterations;
+use crate::accounting::{Accountant, Method};
+use crate::samplers::RunSetters;
+use crate::samplers::{DpHmc, DpPenalty, Gradient, IterationBudget, MinibatchPenalty};
 use polars::prelude::*;
 
 /// `numpy.linspace(start, stop, num)`.
@@ -26,21 +27,22 @@ pub fn linspace(start: f64, stop: f64, num: usize) -> Vec<f64> {
 ///
 /// # Examples
 /// ```
-/// use dp_mcmc::samplers::MaxIterations;
+/// use dp_mcmc::samplers::RunSetters;
+/// use dp_mcmc::samplers::DpPenalty;
 /// use dp_mcmc::frame::accounting::iterations_frame;
-/// let b = MaxIterations::dp_penalty(0.1, 100_000).epsilon(1.0).compute()?;
-/// let df = iterations_frame(&[b])?;
+/// let s = DpPenalty::builder().tau(0.1).chains(1).epsilon(1.0).delta(1e-6);
+/// let df = iterations_frame(&[s.budget(100_000)?])?;
 /// assert_eq!(df.height(), 1);
 /// // an invalid budget fails before a frame is built
-/// assert!(MaxIterations::dp_penalty(0.1, 100_000).epsilon(-1.0).compute().is_err());
+/// assert!(s.epsilon(-1.0).budget(100_000).is_err());
 /// # Ok::<(), dp_mcmc::Error>(())
 /// ```
 pub fn iterations_frame(rows: &[IterationBudget]) -> Result<DataFrame> {
     let df = df!(
         "epsilon" => rows.iter().map(|r| r.epsilon).collect::<Vec<_>>(),
-        "iterations" => rows.iter().map(|r| r.iterations).collect::<Vec<_>>(),
+        "iterations" => rows.iter().map(|r| r.iterations as u64).collect::<Vec<_>>(),
         "method" => rows.iter().map(|r| r.method.label()).collect::<Vec<_>>(),
-        "algorithm" => rows.iter().map(|r| r.algorithm.name()).collect::<Vec<_>>(),
+        "algorithm" => rows.iter().map(|r| r.algorithm.as_str()).collect::<Vec<_>>(),
         "delta" => rows.iter().map(|r| r.delta).collect::<Vec<_>>(),
         "achieved" => rows.iter().map(|r| r.achieved).collect::<Vec<_>>(),
         "achieved_quantity" => rows.iter().map(|r| r.achieved_quantity.clone()).collect::<Vec<_>>(),
@@ -98,42 +100,36 @@ pub fn figure_6_1_with(
     let n = 100_000;
     let delta = 1e-6;
     let mut rows = Vec::with_capacity(6 * epsilons.len());
+    let penalty = DpPenalty::builder().tau(0.1).chains(1).delta(delta);
     for m in [Method::Zcdp, Method::Pld] {
         for &e in epsilons {
-            rows.push(
-                MaxIterations::dp_penalty(0.1, n)
-                    .epsilon(e)
-                    .delta(delta)
-                    .method(m)
-                    .compute()?,
-            );
+            rows.push(penalty.clone().accountant(m).epsilon(e).budget(n)?);
         }
     }
     // one accountant for the whole grid: its single-step spectrum is computed once
     let fa = FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement);
+    let minibatch = MinibatchPenalty::builder()
+        .tau(minibatch_tau)
+        .batch_size(1000)
+        .thesis_compatible(thesis_compatible)
+        .fourier_accountant(fa)
+        .chains(1)
+        .delta(delta);
     for m in [Method::Rdp, Method::Fourier] {
         for &e in epsilons {
-            rows.push(
-                MaxIterations::minibatch_penalty(minibatch_tau, 1000, n)
-                    .epsilon(e)
-                    .delta(delta)
-                    .method(m)
-                    .thesis_compatible(thesis_compatible)
-                    .fourier_accountant(fa.clone())
-                    .compute()?,
-            );
+            rows.push(minibatch.clone().accountant(m).epsilon(e).budget(n)?);
         }
     }
+    let hmc = DpHmc::builder()
+        .tau_l(0.1)
+        .tau_g(0.4)
+        .leapfrog_steps(10)
+        .gradient(gradient)
+        .chains(1)
+        .delta(delta);
     for m in [Method::Zcdp, Method::Pld] {
         for &e in epsilons {
-            rows.push(
-                MaxIterations::dp_hmc(0.1, 0.4, 10, n)
-                    .epsilon(e)
-                    .delta(delta)
-                    .method(m)
-                    .gradient(gradient)
-                    .compute()?,
-            );
+            rows.push(hmc.clone().accountant(m).epsilon(e).budget(n)?);
         }
     }
     iterations_frame(&rows)

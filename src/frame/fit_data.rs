@@ -163,90 +163,9 @@ impl FitSpec {
     }
 }
 
-/// One of the fit models, ready for a sampler (it implements [`Model`] by delegation).
-#[derive(Clone, Debug)]
-pub enum FitModel {
-    /// Logistic regression.
-    Logistic(LogisticModel),
-    /// Poisson regression.
-    Poisson(PoissonRegression),
-    /// Linear regression or Gaussian mean.
-    Linear(LinearRegression),
-}
-
-/// `f(m)` on the model inside `self`.
-macro_rules! on {
-    ($self:expr, $m:ident => $e:expr) => {
-        match $self {
-            FitModel::Logistic($m) => $e,
-            FitModel::Poisson($m) => $e,
-            FitModel::Linear($m) => $e,
-        }
-    };
-}
-
-impl Model for FitModel {
-    fn dim(&self) -> usize {
-        on!(self, m => m.dim())
-    }
-    fn n_rows(&self) -> usize {
-        on!(self, m => m.n_rows())
-    }
-    fn param_names(&self) -> Vec<String> {
-        on!(self, m => m.param_names())
-    }
-    fn tempering(&self) -> f64 {
-        on!(self, m => m.tempering())
-    }
-    fn public_lipschitz(&self) -> Option<f64> {
-        on!(self, m => m.public_lipschitz())
-    }
-    fn log_prior(&self, theta: &[f64]) -> f64 {
-        on!(self, m => m.log_prior(theta))
-    }
-    fn grad_log_prior(&self, theta: &[f64], grad: &mut [f64]) {
-        on!(self, m => m.grad_log_prior(theta, grad))
-    }
-    fn log_lik_row(&self, theta: &[f64], row: usize) -> f64 {
-        on!(self, m => m.log_lik_row(theta, row))
-    }
-    fn has_gradient(&self) -> bool {
-        on!(self, m => m.has_gradient())
-    }
-    fn grad_log_lik_row(&self, theta: &[f64], row: usize, grad: &mut [f64]) -> Result<()> {
-        on!(self, m => m.grad_log_lik_row(theta, row, grad))
-    }
-    fn has_direct_ratio(&self) -> bool {
-        on!(self, m => m.has_direct_ratio())
-    }
-    fn layout(&self) -> crate::models::Layout {
-        on!(self, m => m.layout())
-    }
-    fn log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
-        on!(self, m => m.log_lik_rows(theta, start, out))
-    }
-    fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
-        on!(self, m => m.log_lik_ratio_rows(theta, theta_new, start, out))
-    }
-    fn log_lik_ratio_indexed(&self, theta: &[f64], new: &[f64], rows: &[usize], out: &mut [f64]) {
-        on!(self, m => m.log_lik_ratio_indexed(theta, new, rows, out))
-    }
-    fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
-        on!(self, m => m.grad_log_lik_rows(theta, start, out))
-    }
-    fn has_column_gradients(&self) -> bool {
-        on!(self, m => m.has_column_gradients())
-    }
-    fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
-        on!(self, m => m.grad_log_lik_cols(theta, start, out))
-    }
-    fn has_gradient_sum(&self) -> bool {
-        on!(self, m => m.has_gradient_sum())
-    }
-    fn grad_log_lik_sum(&self, theta: &[f64], out: &mut [f64]) -> Result<()> {
-        on!(self, m => m.grad_log_lik_sum(theta, out))
-    }
-}
+/// One of the fit models (logistic, Poisson or linear regression, Gaussian mean), ready for a
+/// sampler: a shared pointer to the model, itself a [`Model`].
+pub type FitModel = std::sync::Arc<dyn Model>;
 
 /// The column names of `df`.
 fn names(df: &DataFrame) -> Vec<String> {
@@ -382,26 +301,26 @@ pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
                 .with_param_names(param_names)?;
             // The public Lipschitz bound needs a declared range for every covariate.
             if box_bounds.len() == features.len() + 1 {
-                FitModel::Logistic(m.with_public_feature_bounds(&box_bounds)?)
+                std::sync::Arc::new(m.with_public_feature_bounds(&box_bounds)?)
             } else {
-                FitModel::Logistic(m)
+                std::sync::Arc::new(m)
             }
         }
-        FitKind::Poisson => FitModel::Poisson(
+        FitKind::Poisson => std::sync::Arc::new(
             PoissonRegression::new(ColumnData::from_columns(cols)?, &y, prior_var)
                 .map_err(response)?
                 .with_param_names(param_names)?,
         ),
         FitKind::Linear => {
             param_names.push("log_sigma".into());
-            FitModel::Linear(
+            std::sync::Arc::new(
                 LinearRegression::new(ColumnData::from_columns(cols)?, &y, prior_var)
                     .map_err(response)?
                     .with_param_names(param_names)?,
             )
         }
         FitKind::GaussianMean => {
-            FitModel::Linear(LinearRegression::gaussian_mean(&y, prior_var).map_err(response)?)
+            std::sync::Arc::new(LinearRegression::gaussian_mean(&y, prior_var).map_err(response)?)
         }
     })
 }

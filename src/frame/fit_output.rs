@@ -28,6 +28,7 @@ use crate::samplers::Run;
 /// needs it (`chain × draw`); an error if some chain has no draw after its warm-up.
 ///
 /// ```
+/// use dp_mcmc::samplers::RunSetters;
 /// use dp_mcmc::frame::fit_output::fit_draws;
 /// use dp_mcmc::models::testing::IsotropicGaussian;
 /// use dp_mcmc::samplers::Rwmh;
@@ -198,7 +199,7 @@ pub fn write_fit_outputs(
 mod tests {
     use super::*;
     use crate::models::testing::IsotropicGaussian;
-    use crate::samplers::Rwmh;
+    use crate::samplers::{RunSetters, Rwmh};
 
     #[test]
     fn chains_stopped_early_are_cut_to_the_shortest() {

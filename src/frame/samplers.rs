@@ -169,6 +169,7 @@ impl Run {
 /// [`plots::posterior::interval_plot`](crate::plots).
 ///
 /// ```
+/// use dp_mcmc::samplers::RunSetters;
 /// use dp_mcmc::frame::samplers::interval_table;
 /// use dp_mcmc::models::testing::IsotropicGaussian;
 /// use dp_mcmc::samplers::Rwmh;

@@ -231,6 +231,16 @@ pub trait Model: Send + Sync {
     }
 }
 
+impl std::fmt::Debug for dyn Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("dim", &self.dim())
+            .field("n_rows", &self.n_rows())
+            .field("param_names", &self.param_names())
+            .finish_non_exhaustive()
+    }
+}
+
 /// The rows in a gradient buffer of `len_total` values (row- or column-major) for a model of
 /// dimension `d`; an error naming `method`'s output if `len_total` is not a multiple of `d`.
 pub(crate) fn gradient_rows(method: &'static str, len_total: usize, d: usize) -> Result<usize> {

@@ -339,85 +339,22 @@ pub struct ExperimentModel {
     kind: Kind,
 }
 
-/// Forwards a `Model` method to the inner model.
-macro_rules! delegate {
-    ($self:ident, $m:ident => $e:expr) => {
-        match &$self.kind {
-            Kind::Banana($m) => $e,
-            Kind::Gaussian($m) => $e,
-            Kind::Circle($m) => $e,
-            Kind::BananaF32($m) => $e,
-            Kind::GaussianF32($m) => $e,
-            Kind::CircleF32($m) => $e,
+impl ExperimentModel {
+    /// The model inside.
+    fn inner(&self) -> &dyn Model {
+        match &self.kind {
+            Kind::Banana(m) => m,
+            Kind::Gaussian(m) => m,
+            Kind::Circle(m) => m,
+            Kind::BananaF32(m) => m,
+            Kind::GaussianF32(m) => m,
+            Kind::CircleF32(m) => m,
         }
-    };
+    }
 }
 
 impl Model for ExperimentModel {
-    fn layout(&self) -> Layout {
-        delegate!(self, m => m.layout())
-    }
-    fn dim(&self) -> usize {
-        delegate!(self, m => m.dim())
-    }
-    fn n_rows(&self) -> usize {
-        delegate!(self, m => m.n_rows())
-    }
-    fn param_names(&self) -> Vec<String> {
-        delegate!(self, m => m.param_names())
-    }
-    fn tempering(&self) -> f64 {
-        delegate!(self, m => m.tempering())
-    }
-    fn log_prior(&self, theta: &[f64]) -> f64 {
-        delegate!(self, m => m.log_prior(theta))
-    }
-    fn grad_log_prior(&self, theta: &[f64], grad: &mut [f64]) {
-        delegate!(self, m => m.grad_log_prior(theta, grad))
-    }
-    fn log_lik_row(&self, theta: &[f64], row: usize) -> f64 {
-        delegate!(self, m => m.log_lik_row(theta, row))
-    }
-    fn has_gradient(&self) -> bool {
-        delegate!(self, m => m.has_gradient())
-    }
-    fn grad_log_lik_row(&self, theta: &[f64], row: usize, grad: &mut [f64]) -> Result<()> {
-        delegate!(self, m => m.grad_log_lik_row(theta, row, grad))
-    }
-    fn has_direct_ratio(&self) -> bool {
-        delegate!(self, m => m.has_direct_ratio())
-    }
-    fn log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) {
-        delegate!(self, m => m.log_lik_rows(theta, start, out))
-    }
-    fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
-        delegate!(self, m => m.log_lik_ratio_rows(theta, theta_new, start, out))
-    }
-    fn log_lik_ratio_indexed(
-        &self,
-        theta: &[f64],
-        theta_new: &[f64],
-        rows: &[usize],
-        out: &mut [f64],
-    ) {
-        delegate!(self, m => m.log_lik_ratio_indexed(theta, theta_new, rows, out))
-    }
-    fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
-        delegate!(self, m => m.grad_log_lik_rows(theta, start, out))
-    }
-
-    fn has_column_gradients(&self) -> bool {
-        delegate!(self, m => m.has_column_gradients())
-    }
-    fn grad_log_lik_cols(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
-        delegate!(self, m => m.grad_log_lik_cols(theta, start, out))
-    }
-    fn has_gradient_sum(&self) -> bool {
-        delegate!(self, m => m.has_gradient_sum())
-    }
-    fn grad_log_lik_sum(&self, theta: &[f64], out: &mut [f64]) -> Result<()> {
-        delegate!(self, m => m.grad_log_lik_sum(theta, out))
-    }
+    super::forward::forward_model!(|s| s.inner());
 }
 
 /// An exact posterior: Theorem 13's banana or the closed-form Gaussian.

@@ -3,25 +3,20 @@
 //! ([`PrivacyCost`]), its kernel, and its [`Sampler`] implementation (samplers as values),
 //! listed once in the [`REGISTRY`] (`registry.rs`; [`SamplerKind`] names one by its key). Shared: the [`Kernel`] trait, the data pass (`pass`;
 //! `split` spreads it over threads), proposals, run settings, the driver (chains in parallel), the privacy plan and ledger
-//! (`privacy`), and [`MaxIterations`].
+//! (`privacy`), and what a budget allows ([`IterationBudget`], every DP builder's `budget(n)`).
 
 pub mod adapt;
 pub(crate) mod batch;
-pub mod dp_barker;
-pub mod dp_hmc;
-pub mod dp_penalty;
+pub(crate) mod budget;
 pub mod driver;
 mod fluent;
-pub mod hmc;
-mod iterations;
 pub mod kernel;
-pub mod minibatch_penalty;
+mod ledger;
 pub mod pass;
 mod privacy;
 pub mod proposal;
 mod registry;
 pub mod run;
-pub mod rwmh;
 pub(crate) mod sampler;
 mod settings;
 pub mod split;
@@ -30,23 +25,33 @@ pub mod vcorr;
 pub use crate::accounting::Method;
 pub use crate::noise::Noise;
 pub use adapt::{Released, StepAdapter};
+pub use budget::{Gradient, IterationBudget};
 pub use dp_barker::DpBarker;
 pub use dp_hmc::DpHmc;
 pub use dp_penalty::DpPenalty;
 pub use hmc::Hmc;
-pub use iterations::{
-    DpBarkerIterations, DpHmcIterations, DpPenaltyIterations, MaxIterations,
-    MinibatchPenaltyIterations,
-};
 pub use kernel::{Kernel, StepInfo};
+pub use ledger::{ChainLedger, EarlierRelease, Ledger, LedgerPart};
 pub use minibatch_penalty::MinibatchPenalty;
-pub use privacy::{ChainLedger, EarlierRelease, Ledger, LedgerPart, Plan, PrivacyCost};
+pub use privacy::{Plan, PrivacyCost};
 pub use proposal::{ClipDistance, ProposalKind, StepSize};
-pub use registry::{REGISTRY, SamplerEntry, SamplerKind};
+pub use registry::{SamplerEntry, SamplerKind};
 pub use run::{ChainTrace, PrivacySpent, Run, StepTotals};
 pub use rwmh::Rwmh;
 pub use sampler::{AutoInputs, DerivedSettings, Sampler};
-pub use settings::{Budget, DEFAULT_MAX_TRACE_BYTES, MAX_CHAINS, RunSettings, Start};
+pub use settings::{Budget, DEFAULT_MAX_TRACE_BYTES, MAX_CHAINS, RunSetters, RunSettings, Start};
+
+// The samplers: each line is one sampler folder and its registry entries (a new sampler is
+// its folder plus one line here; see `registry.rs`).
+registry::registry! {
+    mod dp_hmc: ENTRY;
+    mod dp_penalty: ENTRY, GWMH_ENTRY;
+    mod minibatch_penalty: ENTRY, GWMH_ENTRY;
+    mod dp_barker: ENTRY;
+    mod hmc: ENTRY;
+    mod rwmh: ENTRY;
+    dp_penalty: OCU_ENTRY;
+}
 
 #[cfg(test)]
 mod tests;

@@ -7,8 +7,7 @@
 //! finished run carries. [`MaxIterations`](super::MaxIterations), the builders' `run`, the CLI
 //! and the experiment grids all go through [`plan`].
 
-use serde::{Deserialize, Serialize};
-
+use super::ledger::{EarlierRelease, Ledger};
 use super::run::{ChainTrace, PrivacySpent};
 use super::settings::{Budget, RunSettings};
 use crate::accounting::{Accountant, Method, Pld, PrivacyEvent, Releases, Zcdp, ZcdpConversion};
@@ -53,182 +52,31 @@ pub trait PrivacyCost {
         Ok(None)
     }
     /// The accountant's label in [`PrivacySpent::accountant`] (`"ADP"`, `"zCDP"`, `"RDP"`,
-    /// `"Fourier"`, `"zCDP-CKS20 (discrete Gaussian)"`).
+    /// `"Fourier"`, `"zCDP-CKS20"`).
     fn accountant_label(&self) -> &'static str;
-}
-
-/// What one chain released: its once-per-chain event and the iterations it ran.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ChainLedger {
-    /// Iterations the chain ran (fewer than planned if `max_time` stopped it).
-    pub iterations: u64,
-    /// The composed event of the chain.
-    pub event: PrivacyEvent,
-}
-
-/// A release made from the data before the chains start (a DP initial point, a DP clip bound),
-/// shared by every chain. [`RunSettings::spent_before`] lists them; the budget and the ledger
-/// compose them before the chains.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EarlierRelease {
-    /// What it was for (`"initialisation"`, `"clip bound"`).
-    pub part: String,
-    /// How many noisy statistics it released.
-    pub releases: u64,
-    /// Its privacy event (all its releases composed).
-    pub event: PrivacyEvent,
-}
-
-/// One part of a run's privacy cost, in the order it was spent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LedgerPart {
-    /// `"initialisation"`, `"clip bound"`, `"warm-up"` or `"sampling"`.
-    pub part: String,
-    /// The part's share of the run's ε; the shares add up to it. When every release of the run
-    /// is Gaussian (the full-data samplers with continuous noise), shares are in proportion to
-    /// each part's `μ = Σ 1/(2σ²)`, which adds up exactly under composition; otherwise a part's
-    /// share is the ε it adds to the parts before it at the run's δ (marginal cost under the
-    /// run's accountant). Either way a part alone costs at least its share.
-    pub epsilon_share: f64,
-    /// Noisy statistics released: steps for `initialisation`, one histogram for `clip bound`,
-    /// iterations (all chains counted, or the largest chain under a per-chain budget) for
-    /// `warm-up` and `sampling`.
-    pub releases: u64,
-    /// The part's privacy event.
-    pub event: PrivacyEvent,
-}
-
-/// The privacy ledger of a run: what each chain released, the composed event of the whole
-/// run, and the releases of one chain it was built from. [`PrivacySpent`] holds it beside the
-/// (ε, δ) it reached.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Ledger {
-    /// What one chain releases: per iteration and once.
-    pub releases: Option<Releases>,
-    /// Iterations each chain was planned to run.
-    pub planned_iterations: u64,
-    /// One entry per chain, in chain order.
-    pub chains: Vec<ChainLedger>,
-    /// Everything the run released: the earlier releases and all chains composed.
-    pub total: Option<PrivacyEvent>,
-    /// The releases before the chains (shared by every chain).
-    #[serde(default)]
-    pub before: Vec<EarlierRelease>,
-    /// The cost part by part (earlier releases, warm-up, sampling), each with its ε share.
-    #[serde(default)]
-    pub parts: Vec<LedgerPart>,
-}
-
-impl Ledger {
-    fn new(
-        releases: &Releases,
-        planned: u64,
-        ran: impl IntoIterator<Item = u64>,
-        before: &[EarlierRelease],
-    ) -> Self {
-        let chains: Vec<ChainLedger> = ran
-            .into_iter()
-            .map(|k| ChainLedger {
-                iterations: k,
-                event: releases.for_chain(k),
-            })
-            .collect();
-        let total = PrivacyEvent::compose(
-            before
-                .iter()
-                .map(|b| b.event.clone())
-                .chain(chains.iter().map(|c| c.event.clone()))
-                .collect(),
-        );
-        Ledger {
-            releases: Some(releases.clone()),
-            planned_iterations: planned,
-            chains,
-            total: Some(total),
-            before: before.to_vec(),
-            parts: Vec::new(),
-        }
+    /// The accountant method in force (discrete noise may force one).
+    fn method(&self) -> Method;
+    /// The sampler's privacy parameters, as `budget(n)` reports them (`tau`, `batch_size`, ...;
+    /// a name that is a field of the sampler's settings is a setting the budget depends on).
+    fn budget_parameters(&self) -> Vec<(&'static str, f64)>;
+    /// The Rényi order a budget `(ε, δ)` of `k` iterations for each of `copies` chains is
+    /// reported with (RDP accountants; `None` by default).
+    ///
+    /// # Errors
+    /// As [`new_accountant`](Self::new_accountant).
+    fn reported_order(
+        &self,
+        _n: u64,
+        _budget: (f64, f64),
+        _k: u64,
+        _copies: u64,
+    ) -> Result<Option<f64>> {
+        Ok(None)
     }
-
-    /// The composed event a guarantee covers: everything (whole-release budget), or the
-    /// earlier releases and the chain that released most (per-chain budget).
-    fn guarded_event(&self, per_chain: bool) -> Option<PrivacyEvent> {
-        if !per_chain {
-            return self.total.clone();
-        }
-        let worst = self.chains.iter().max_by_key(|c| c.iterations)?;
-        Some(PrivacyEvent::compose(
-            self.before
-                .iter()
-                .map(|b| b.event.clone())
-                .chain([worst.event.clone()])
-                .collect(),
-        ))
-    }
-
-    /// The parts in spending order: earlier releases, warm-up (the first `warmup` iterations of
-    /// each chain, with its once-per-chain event) and sampling, over all chains or (per-chain
-    /// budget) the chain that ran most. Shares are filled in by the caller.
-    fn part_events(&self, warmup: u64, per_chain: bool) -> Vec<LedgerPart> {
-        let part = |name: &str, releases: u64, event: PrivacyEvent| LedgerPart {
-            part: name.to_string(),
-            epsilon_share: 0.0,
-            releases,
-            event,
-        };
-        let mut parts: Vec<LedgerPart> = self
-            .before
-            .iter()
-            .map(|b| part(&b.part, b.releases, b.event.clone()))
-            .collect();
-        let Some(r) = &self.releases else {
-            return parts;
-        };
-        let counted: Vec<u64> = if per_chain {
-            self.chains
-                .iter()
-                .map(|c| c.iterations)
-                .max()
-                .into_iter()
-                .collect()
-        } else {
-            self.chains.iter().map(|c| c.iterations).collect()
-        };
-        let split = |lo: bool| -> (u64, PrivacyEvent) {
-            let mut n = 0;
-            let mut events = Vec::new();
-            for &k in &counted {
-                let w = warmup.min(k);
-                let steps = if lo { w } else { k - w };
-                n += steps;
-                if lo {
-                    events.push(r.once_per_chain.clone());
-                }
-                events.push(r.iteration.clone().repeat(steps));
-            }
-            (n, PrivacyEvent::compose(events))
-        };
-        if warmup > 0 {
-            let (n, e) = split(true);
-            parts.push(part("warm-up", n, e));
-            let (n, e) = split(false);
-            parts.push(part("sampling", n, e));
-        } else {
-            let events = counted.iter().map(|&k| r.for_chain(k)).collect();
-            parts.push(part(
-                "sampling",
-                counted.iter().sum(),
-                PrivacyEvent::compose(events),
-            ));
-        }
-        parts
-    }
-
-    /// Whether a chain ran fewer iterations than planned.
-    pub fn stopped_early(&self) -> bool {
-        self.chains
-            .iter()
-            .any(|c| c.iterations < self.planned_iterations)
+    /// Whether the count follows the thesis code's optimistic bound (see
+    /// [`corrected_accountant`](Self::corrected_accountant)).
+    fn thesis_compatible(&self) -> bool {
+        false
     }
 }
 
@@ -238,6 +86,7 @@ impl Ledger {
 /// first (to set the warm-up, say) does not run the search twice.
 ///
 /// ```
+/// use dp_mcmc::samplers::RunSetters;
 /// # fn main() -> dp_mcmc::Result<()> {
 /// use dp_mcmc::samplers::DpPenalty;
 /// # use dp_mcmc::models::testing::IsotropicGaussian;
@@ -247,7 +96,7 @@ impl Ledger {
 /// let plan = s.plan(1000)?;
 /// let warmup = plan.iterations() / 2;
 /// let run = s.clone().warmup(warmup).run_planned(&model, plan.with_warmup(warmup))?;
-/// assert_eq!((run.iterations, run.warmup), (s.budget(1000)?.0, warmup));
+/// assert_eq!((run.iterations, run.warmup), (s.budget(1000)?.iterations, warmup));
 /// // a plan made for other settings, or for another number of rows, is refused
 /// let other = s.clone().chains(3).plan(1000)?;
 /// assert!(s.run_planned(&model, other).is_err());
@@ -421,6 +270,12 @@ impl Plan {
             .collect()
     }
 
+    /// The reporting accountant before any release (for a plan whose count is not the thesis
+    /// code's, the counting accountant; clones share a Fourier accountant's cached spectra).
+    pub(crate) fn empty_accountant(&self) -> Box<dyn Accountant> {
+        self.empty.boxed()
+    }
+
     /// The planned guarantee.
     pub fn planned(&self) -> &PrivacySpent {
         &self.spent
@@ -432,6 +287,22 @@ impl Plan {
 /// chains share it), or the ε at δ = 0.1/n that a fixed `.iterations(k)` spends (∞ where the
 /// accountant cannot evaluate the composition: no finite guarantee is claimed).
 pub(crate) fn plan(cost: &dyn PrivacyCost, run: &RunSettings, n_rows: usize) -> Result<Plan> {
+    let plan = plan_any(cost, run, n_rows)?;
+    if plan.iterations == 0
+        && let Some((eps, delta)) = run.privacy_budget()?
+    {
+        let copies = run.copies();
+        return Err(Error::BudgetTooSmall(format!(
+            "(ε = {eps}, δ = {delta}) allows no iteration for {copies} chain(s) sharing the budget; \
+             increase epsilon or the noise (tau), use fewer chains, or a per-chain budget"
+        )));
+    }
+    Ok(plan)
+}
+
+/// [`plan`], with a budget that allows no iteration answered by a plan of 0 iterations (what
+/// `budget(n)` reports).
+pub(crate) fn plan_any(cost: &dyn PrivacyCost, run: &RunSettings, n_rows: usize) -> Result<Plan> {
     check::at_least_one("n (data rows)", n_rows)?;
     let n = n_rows as u64;
     let releases = cost.releases(n)?;
@@ -471,12 +342,6 @@ pub(crate) fn plan(cost: &dyn PrivacyCost, run: &RunSettings, n_rows: usize) -> 
             let k = accountant
                 .max_iterations(&releases, copies as u64, eps, delta)?
                 .ok_or_else(|| crate::accounting::algorithm2::beyond_cap(eps))?;
-            if k == 0 {
-                return Err(Error::BudgetTooSmall(format!(
-                    "(ε = {eps}, δ = {delta}) allows no iteration for {copies} chain(s) sharing the budget; \
-                     increase epsilon or the noise (tau), use fewer chains, or a per-chain budget"
-                )));
-            }
             let k = usize::try_from(k)
                 .map_err(|_| Error::invalid("epsilon", eps, "allows too many iterations"))?;
             // Where the count follows the thesis code, the guarantee is the corrected bound's ε
@@ -539,12 +404,39 @@ pub(crate) fn gaussian_release(
 
 /// The accountant of the full-data samplers: zCDP (Theorems 5/11) or the tight Gaussian PLD
 /// (Theorems 6/12, for any other method); with discrete noise always zCDP with CKS20.
-pub(crate) fn full_data_accountant(method: Method, discrete: bool) -> Result<Box<dyn Accountant>> {
+pub(crate) fn full_data_accountant(
+    key: &str,
+    method: Method,
+    discrete: bool,
+) -> Result<Box<dyn Accountant>> {
     Ok(match (discrete, method) {
         (true, _) => Box::new(Zcdp::new().conversion(ZcdpConversion::Cks20)),
         (false, Method::Zcdp) => Box::new(Zcdp::new()),
-        (false, _) => Box::new(Pld::new()),
+        (false, Method::Pld) => Box::new(Pld::new()),
+        (false, m) => return Err(full_data_unsupported(key, m)),
     })
+}
+
+/// The error for an accountant a full-data sampler does not support.
+pub(crate) fn full_data_unsupported(key: &str, method: Method) -> Error {
+    Error::invalid(
+        "accountant",
+        method.key(),
+        format!("{key} supports --accountant zcdp (Theorems 5/11) or pld (Theorems 6/12)"),
+    )
+}
+
+/// The accountant a full-data sampler's `set_accountant(method)` sets (`None`: PLD).
+pub(crate) fn full_data_method_checked(key: &str, method: Option<Method>) -> Result<Method> {
+    match method.unwrap_or(Method::Pld) {
+        m @ (Method::Zcdp | Method::Pld) => Ok(m),
+        m => Err(full_data_unsupported(key, m)),
+    }
+}
+
+/// The accountant method of a full-data sampler with `method` set: zCDP with discrete noise.
+pub(crate) fn full_data_method(method: Method, discrete: bool) -> Method {
+    if discrete { Method::Zcdp } else { method }
 }
 
 pub(crate) fn full_data_label(method: Method, discrete: bool) -> &'static str {
@@ -556,7 +448,7 @@ pub(crate) fn full_data_label(method: Method, discrete: bool) -> &'static str {
 }
 
 /// Label of the CKS20 zCDP accountant of samplers with discrete Gaussian noise.
-pub(crate) const DISCRETE_LABEL: &str = "zCDP-CKS20 (discrete Gaussian)";
+pub(crate) const DISCRETE_LABEL: &str = crate::accounting::ZCDP_CKS20_LABEL;
 
 /// `budget(n_rows)` and `run(model)` for a DP sampler builder with a `kernel(model)` method and a
 /// [`PrivacyCost`] impl: both go through [`plan`], so a run is charged exactly what its budget
@@ -564,17 +456,19 @@ pub(crate) const DISCRETE_LABEL: &str = "zCDP-CKS20 (discrete Gaussian)";
 macro_rules! dp_run {
     ($t:ty) => {
         impl $t {
-            /// Iterations per chain and the privacy they spend: Algorithm 2 on the sampler's
-            /// releases for `.epsilon(e).delta(d)`, or the ε a fixed `.iterations(k)` spends.
+            /// Iterations per chain and the privacy they spend ([`IterationBudget`](crate::samplers::IterationBudget)):
+            /// Algorithm 2 on the sampler's releases for `.epsilon(e).delta(d)` (0 if it allows
+            /// none), or the ε a fixed `.iterations(k)` spends.
             ///
             /// # Errors
-            /// Invalid settings, or a budget that allows no iteration.
+            /// Invalid settings.
             pub fn budget(
                 &self,
                 n_rows: usize,
-            ) -> $crate::Result<(usize, $crate::samplers::PrivacySpent)> {
-                let plan = self.plan(n_rows)?;
-                Ok((plan.iterations, plan.planned().clone()))
+            ) -> $crate::Result<$crate::samplers::IterationBudget> {
+                let plan = $crate::samplers::privacy::plan_any(self, &self.run, n_rows)?;
+                let key = <Self as $crate::samplers::Sampler>::key(self);
+                $crate::samplers::budget::of_plan(self, key, &self.run, &plan, n_rows)
             }
 
             /// The run's privacy plan for `n_rows` rows ([`Plan`](crate::samplers::Plan)):

@@ -1,6 +1,8 @@
 //! The one list of samplers: a [`SamplerEntry`] per sampler (key, label, constructor), and
 //! [`SamplerKind`], a sampler named by its key. The CLI, the experiment grids and `auto` look
-//! samplers up here; adding a sampler is its own folder plus one line of [`REGISTRY`].
+//! samplers up here; adding a sampler is its own folder plus one line of the `registry!` list
+//! in `samplers/mod.rs` (`mod my_sampler: ENTRY;` declares the folder's module and appends its
+//! entries to [`REGISTRY`]).
 //!
 //! ```
 //! use dp_mcmc::samplers::{REGISTRY, SamplerKind};
@@ -20,7 +22,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::sampler::Sampler;
-use super::{dp_barker, dp_hmc, dp_penalty, hmc, minibatch_penalty, rwmh};
+use super::{REGISTRY, dp_barker, dp_hmc, dp_penalty, hmc, minibatch_penalty, rwmh};
 use crate::error::{Error, Result};
 
 /// A sampler of the registry.
@@ -38,20 +40,29 @@ pub struct SamplerEntry {
     pub build: fn() -> Box<dyn Sampler>,
 }
 
-/// Every sampler. The order is the figures' colour order (the thesis' hue order of Figures
-/// 6.3–6.8, then the non-private baselines, then samplers the thesis did not plot): a new
-/// sampler goes at the end.
-pub static REGISTRY: &[SamplerEntry] = &[
-    dp_hmc::ENTRY,
-    dp_penalty::ENTRY,
-    dp_penalty::GWMH_ENTRY,
-    minibatch_penalty::ENTRY,
-    minibatch_penalty::GWMH_ENTRY,
-    dp_barker::ENTRY,
-    hmc::ENTRY,
-    rwmh::ENTRY,
-    dp_penalty::OCU_ENTRY,
-];
+/// Declares the sampler folders and builds [`REGISTRY`] from their entries, one line per
+/// sampler: `mod folder: ENTRY, OTHER_ENTRY;` declares `pub mod folder;` and appends
+/// `folder::ENTRY, folder::OTHER_ENTRY`; `folder: ENTRY;` (without `mod`) appends entries of a
+/// folder declared on an earlier line (to place them later in the colour order).
+macro_rules! registry {
+    (@acc [$($m:ident)*] [$($e:path),*]) => {
+        $(pub mod $m;)*
+        /// Every sampler. The order is the figures' colour order (the thesis' hue order of
+        /// Figures 6.3–6.8, then the non-private baselines, then samplers the thesis did not
+        /// plot): a new sampler goes at the end.
+        pub static REGISTRY: &[SamplerEntry] = &[$($e),*];
+    };
+    (@acc [$($m:ident)*] [$($e:path),*] mod $module:ident : $($entry:ident),+ ; $($rest:tt)*) => {
+        $crate::samplers::registry::registry!(@acc [$($m)* $module] [$($e,)* $($module::$entry),+] $($rest)*);
+    };
+    (@acc [$($m:ident)*] [$($e:path),*] $module:ident : $($entry:ident),+ ; $($rest:tt)*) => {
+        $crate::samplers::registry::registry!(@acc [$($m)*] [$($e,)* $($module::$entry),+] $($rest)*);
+    };
+    ($($lines:tt)*) => {
+        $crate::samplers::registry::registry!(@acc [] [] $($lines)*);
+    };
+}
+pub(crate) use registry;
 
 /// A sampler of the [`REGISTRY`], named by its key. The thesis' samplers have constants
 /// (`SamplerKind::DpPenalty`, ...): a thin table of the registry.

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::kernel::StepInfo;
-use super::privacy::Ledger;
+use super::ledger::Ledger;
 
 /// Counts over every step of a chain, including the steps thinning did not save.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -163,7 +163,7 @@ pub struct PrivacySpent {
     /// Accountant that bounded the run: a [`Method::label`](crate::accounting::Method::label)
     /// (`"ADP"`, the tight PLD of Theorems 6/12; `"zCDP"`; `"RDP"`; `"RDP-exact"`; `"Fourier"`),
     /// `"PLD (certified)"` for the subsampled samplers' certified PLD accountant, or, for
-    /// discrete Gaussian noise, `"zCDP-CKS20 (discrete Gaussian)"`.
+    /// discrete Gaussian noise, `"zCDP-CKS20"`.
     pub accountant: String,
     /// What the run released, chain by chain and in total. A chain stopped early by
     /// `max_time` lists the iterations it really ran, and (ε, δ) are then re-evaluated for
@@ -212,6 +212,7 @@ impl Run {
     /// ε of the privacy guarantee (`None` for the non-private samplers).
     ///
     /// ```
+    /// use dp_mcmc::samplers::RunSetters;
     /// # use dp_mcmc::samplers::{Run, PrivacySpent};
     /// # let mut run = dp_mcmc::samplers::Rwmh::builder().iterations(2).chains(1).start(vec![0.0, 0.0])
     /// #     .run(&dp_mcmc::models::Experiment::EasyBanana2d.model().unwrap()).unwrap();
@@ -235,6 +236,7 @@ impl Run {
     /// The last saved draw of every chain, in chain order (empty for a chain without draws).
     ///
     /// ```
+    /// use dp_mcmc::samplers::RunSetters;
     /// # use dp_mcmc::models::testing::IsotropicGaussian;
     /// # use dp_mcmc::samplers::Rwmh;
     /// let model = IsotropicGaussian::new(vec![0.1, -0.3, 0.7], 1)?;

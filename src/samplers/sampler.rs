@@ -28,13 +28,14 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::budget::IterationBudget;
 use super::privacy::Plan;
 use super::proposal::{ClipDistance, StepSize};
-use super::run::{ChainTrace, PrivacySpent, Run};
+use super::run::{ChainTrace, Run};
 use super::settings::RunSettings;
 use crate::accounting::Method;
 use crate::error::{Error, Result};
-use crate::models::Model;
+use crate::models::{Experiment, Model};
 
 /// A configured sampler of any kind: what the registry builds, the grids and the CLI run and
 /// `auto` derives settings for. Every sampler implements it in its own folder.
@@ -59,11 +60,28 @@ pub trait Sampler: fmt::Debug + Send + Sync {
     fn run_settings_mut(&mut self) -> &mut RunSettings;
 
     /// Iterations per chain and the privacy they spend for a model with `n_rows` rows
-    /// (Algorithm 2 on the sampler's own releases); `None` for a non-private sampler.
+    /// (Algorithm 2 on the sampler's own releases; 0 if the budget allows none); `None` for a
+    /// non-private sampler.
     ///
     /// # Errors
-    /// Invalid settings, or a budget that allows no iteration.
-    fn budget(&self, n_rows: usize) -> Result<Option<(usize, PrivacySpent)>>;
+    /// Invalid settings.
+    fn budget(&self, n_rows: usize) -> Result<Option<IterationBudget>>;
+
+    /// The privacy parameters its budget depends on, with their values (`tau`, `batch_size`,
+    /// ...; see [`IterationBudget::params`]); empty for a non-private sampler.
+    fn privacy_parameters(&self) -> Vec<(&'static str, f64)>;
+
+    /// Its settings as JSON (the serialised builder: every field by name, `run` included).
+    fn settings(&self) -> serde_json::Value;
+
+    /// Sets one setting by its field name from a JSON value (`"tau_g"` → `0.4`, `"gradient"` →
+    /// `"Reuse"`): one setter for every sampler, for generic front ends such as the CLI. The
+    /// value is validated when the sampler plans or runs.
+    ///
+    /// # Errors
+    /// No such setting (the message lists the sampler's settings), or a value of the wrong
+    /// type.
+    fn set_setting(&mut self, name: &str, value: serde_json::Value) -> Result<()>;
 
     /// The run's privacy plan for `n_rows` rows (Algorithm 2, once), for
     /// [`run_planned`](Sampler::run_planned); `None` for a non-private sampler.
@@ -170,12 +188,22 @@ pub trait Sampler: fmt::Debug + Send + Sync {
         match method {
             None => Ok(()),
             Some(m) => Err(unsupported(
-                "--accountant",
-                m.label(),
+                "accountant",
+                m.key(),
                 self.key(),
                 "has a fixed accounting",
             )),
         }
+    }
+
+    /// This sampler (its variant: proposal kind, accountant) with the thesis' tuned settings for
+    /// `experiment` (THESIS-NOTES §11, from the thesis code's `code/params/`), as the grids run
+    /// it; [`tuned`](crate::experiments::tuned) looks it up by key.
+    ///
+    /// # Errors
+    /// The thesis did not tune this sampler for `experiment`.
+    fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
+        Err(untuned(self.key(), experiment))
     }
 
     /// The sampler with every setting derived from public inputs, for an `auto` run, and what
@@ -196,6 +224,51 @@ impl Clone for Box<dyn Sampler> {
     fn clone(&self) -> Self {
         self.clone_box()
     }
+}
+
+/// `sampler` with its field `name` set to `value` (through its serialised settings; settings
+/// that are not serialised, such as a shared Fourier accountant, are reset).
+pub(crate) fn with_setting<S: Serialize + serde::de::DeserializeOwned>(
+    sampler: &S,
+    name: &str,
+    value: serde_json::Value,
+) -> Result<S> {
+    let bad = |why: String| Error::invalid("setting", format!("{name} = {value}"), why);
+    let mut json = serde_json::to_value(sampler)
+        .map_err(|e| bad(format!("settings not serialisable: {e}")))?;
+    let Some(fields) = json.as_object_mut() else {
+        return Err(bad("the sampler has no named settings".into()));
+    };
+    if !fields.contains_key(name) || name == "run" {
+        let known: Vec<&str> = fields
+            .keys()
+            .map(String::as_str)
+            .filter(|k| *k != "run")
+            .collect();
+        return Err(bad(format!(
+            "is not a setting of this sampler; its settings are {}",
+            known.join(", ")
+        )));
+    }
+    fields.insert(name.to_string(), value.clone());
+    serde_json::from_value(json).map_err(|e| bad(e.to_string()))
+}
+
+/// The error for a sampler the thesis did not tune for `experiment`.
+pub(crate) fn untuned(key: &str, experiment: Experiment) -> Error {
+    Error::invalid(
+        "algorithm",
+        key,
+        format!(
+            "the thesis did not tune {key} for {}; use easy-2d, easy-10d, tempered-2d or tempered-10d",
+            experiment.key()
+        ),
+    )
+}
+
+/// Per-coordinate vector `[a, a, …]` of length `d` (the thesis' `np.ones(d)·a`).
+pub(crate) fn per_coordinate(a: f64, d: usize) -> StepSize {
+    StepSize::PerCoordinate(vec![a; d])
 }
 
 fn unsupported(name: &'static str, value: impl fmt::Display, key: &str, why: &str) -> Error {
@@ -264,8 +337,11 @@ macro_rules! sampler_basics {
         fn budget(
             &self,
             n_rows: usize,
-        ) -> $crate::Result<Option<(usize, $crate::samplers::PrivacySpent)>> {
+        ) -> $crate::Result<Option<$crate::samplers::IterationBudget>> {
             Ok(Some(Self::budget(self, n_rows)?))
+        }
+        fn privacy_parameters(&self) -> Vec<(&'static str, f64)> {
+            $crate::samplers::PrivacyCost::budget_parameters(self)
         }
         fn plan(&self, n_rows: usize) -> $crate::Result<Option<$crate::samplers::Plan>> {
             Ok(Some(Self::plan(self, n_rows)?))
@@ -292,8 +368,11 @@ macro_rules! sampler_basics {
         fn budget(
             &self,
             _n_rows: usize,
-        ) -> $crate::Result<Option<(usize, $crate::samplers::PrivacySpent)>> {
+        ) -> $crate::Result<Option<$crate::samplers::IterationBudget>> {
             Ok(None)
+        }
+        fn privacy_parameters(&self) -> Vec<(&'static str, f64)> {
+            Vec::new()
         }
         fn plan(&self, _n_rows: usize) -> $crate::Result<Option<$crate::samplers::Plan>> {
             Ok(None)
@@ -315,6 +394,13 @@ macro_rules! sampler_basics {
         $crate::samplers::sampler::sampler_basics!(@common);
     };
     (@common) => {
+        fn settings(&self) -> serde_json::Value {
+            serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+        }
+        fn set_setting(&mut self, name: &str, value: serde_json::Value) -> $crate::Result<()> {
+            *self = $crate::samplers::sampler::with_setting(self, name, value)?;
+            Ok(())
+        }
         fn run_settings(&self) -> &$crate::samplers::RunSettings {
             &self.run
         }

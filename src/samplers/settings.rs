@@ -22,6 +22,7 @@ pub enum Start {
 /// allows (Algorithm 2). One or the other, never both: the last setter wins.
 ///
 /// ```
+/// use dp_mcmc::samplers::RunSetters;
 /// use dp_mcmc::samplers::{Budget, DpPenalty};
 /// let s = DpPenalty::builder().epsilon(1.0).delta(1e-6);
 /// assert_eq!(s.run.budget, Budget::Privacy { epsilon: 1.0, delta: 1e-6 });
@@ -142,7 +143,7 @@ pub struct RunSettings {
     /// Releases made from the same data before the chains (a DP initial point, a DP clip
     /// bound), shared by every chain: the budget and the ledger compose them first.
     #[serde(default)]
-    pub spent_before: Vec<crate::samplers::privacy::EarlierRelease>,
+    pub spent_before: Vec<crate::samplers::EarlierRelease>,
 }
 
 /// Default [`RunSettings::max_trace_bytes`]: 8 GiB.
@@ -371,123 +372,132 @@ impl RunSettings {
     }
 }
 
-/// Fluent setters for [`RunSettings`], shared by every sampler builder.
+/// Fluent run settings: the one home of the setters of [`RunSettings`], implemented by every
+/// sampler builder, by `Box<dyn Sampler>` (any sampler as a value) and by `auto`'s builder.
+/// Each setter writes one field; `run()` validates them all, so a bad value is a typed error
+/// there, not a panic here. In scope with `dp_mcmc::prelude::*`.
+///
+/// ```
+/// use dp_mcmc::samplers::{Budget, DpPenalty, RunSetters, SamplerKind, Start};
+/// let s = DpPenalty::builder().chains(2).seed(7).epsilon(1.0).delta(1e-6).start(vec![0.0]);
+/// assert_eq!((s.run.chains, s.run.seed), (2, 7));
+/// assert_eq!(s.run.budget, Budget::Privacy { epsilon: 1.0, delta: 1e-6 });
+/// // the same setters on any sampler of the registry
+/// let any = SamplerKind::DpHmc.build().chains(3).iterations(50);
+/// assert_eq!(any.run_settings().budget, Budget::Iterations(50));
+/// // a bad value is reported when the sampler plans or runs (here: δ must be below 1)
+/// assert!(s.delta(2.0).budget(1000).is_err());
+/// ```
+pub trait RunSetters: Sized {
+    /// The run settings the setters write.
+    fn run_mut(&mut self) -> &mut RunSettings;
+
+    /// Applies `f` to the run settings (for a field without its own setter).
+    #[must_use]
+    fn with_run_settings(mut self, f: impl FnOnce(&mut RunSettings)) -> Self {
+        f(self.run_mut());
+        self
+    }
+    /// Number of chains (default 4).
+    #[must_use]
+    fn chains(self, chains: usize) -> Self {
+        self.with_run_settings(|r| r.chains = chains)
+    }
+    /// Warm-up iterations per chain that adapt the step scale from released accept decisions
+    /// (default 0; see [`RunSettings::warmup`]).
+    #[must_use]
+    fn warmup(self, iterations: usize) -> Self {
+        self.with_run_settings(|r| r.warmup = iterations)
+    }
+    /// The acceptance rate warm-up aims at (see [`RunSettings::adapt_target`]).
+    #[must_use]
+    fn adapt_target(self, target: f64) -> Self {
+        self.with_run_settings(|r| r.adapt_target = Some(target))
+    }
+    /// Seed of the run (chain `i` uses `chain_rng(seed, i)`).
+    #[must_use]
+    fn seed(self, seed: u64) -> Self {
+        self.with_run_settings(|r| r.seed = seed)
+    }
+    /// Fixed number of iterations per chain (replaces a privacy budget).
+    #[must_use]
+    fn iterations(self, k: usize) -> Self {
+        self.with_run_settings(|r| r.budget = Budget::Iterations(k))
+    }
+    /// Privacy budget ε (with [`delta`](Self::delta); replaces a fixed count).
+    #[must_use]
+    fn epsilon(self, epsilon: f64) -> Self {
+        self.with_run_settings(|r| r.budget = r.budget.with_epsilon(epsilon))
+    }
+    /// Privacy budget δ (with [`epsilon`](Self::epsilon); replaces a fixed count).
+    #[must_use]
+    fn delta(self, delta: f64) -> Self {
+        self.with_run_settings(|r| r.budget = r.budget.with_delta(delta))
+    }
+    /// Spend (ε, δ) per chain instead of over the whole release.
+    #[must_use]
+    fn per_chain_budget(self, yes: bool) -> Self {
+        self.with_run_settings(|r| r.per_chain_budget = yes)
+    }
+    /// Start every chain at `theta0` (a public value).
+    #[must_use]
+    fn start(self, theta0: impl Into<Vec<f64>>) -> Self {
+        let theta0 = theta0.into();
+        self.with_run_settings(|r| r.start = Start::Point(theta0))
+    }
+    /// One start point per chain.
+    #[must_use]
+    fn starts(self, points: Vec<Vec<f64>>) -> Self {
+        self.with_run_settings(|r| r.start = Start::PerChain(points))
+    }
+    /// Stop chains after this wall time.
+    #[must_use]
+    fn max_time(self, t: Duration) -> Self {
+        self.with_run_settings(|r| r.max_time = Some(t))
+    }
+    /// Show a progress bar (on a terminal, outside CI, with the `cli` feature).
+    #[must_use]
+    fn progress(self, yes: bool) -> Self {
+        self.with_run_settings(|r| r.progress = yes)
+    }
+    /// Thread-pool size (results do not depend on it).
+    #[must_use]
+    fn threads(self, n: usize) -> Self {
+        self.with_run_settings(|r| r.threads = Some(n))
+    }
+    /// Threads inside each chain (default: the pool's threads divided by the chains; see
+    /// [`RunSettings::threads_per_chain`]). Results do not depend on it.
+    #[must_use]
+    fn threads_per_chain(self, n: usize) -> Self {
+        self.with_run_settings(|r| r.threads_per_chain = Some(n))
+    }
+    /// Secure random source: every chain's generator is keyed from OS entropy, never from the
+    /// seed (a real DP release; not reproducible). Default `false` (seeded).
+    #[must_use]
+    fn secure_rng(self, yes: bool) -> Self {
+        self.with_run_settings(|r| r.secure_rng = yes)
+    }
+    /// Keep every `k`-th step (default 1: all). As CmdStan's `thin`: 0-based steps `0, k, 2k,
+    /// …` are saved (draws and their step statistics, `⌈iterations/k⌉` per chain); acceptance
+    /// and clip fractions still count every step.
+    #[must_use]
+    fn thin(self, k: usize) -> Self {
+        self.with_run_settings(|r| r.thin = k)
+    }
+    /// Memory limit of the saved traces in bytes (default 8 GiB): a run that would need more
+    /// fails before it starts.
+    #[must_use]
+    fn max_trace_bytes(self, bytes: u64) -> Self {
+        self.with_run_settings(|r| r.max_trace_bytes = bytes)
+    }
+}
+
+/// [`RunSetters`] for a sampler builder whose run settings are its field `run`.
 macro_rules! run_setters {
     ($t:ty) => {
-        impl $t {
-            /// Number of chains (default 4).
-            #[must_use]
-            pub fn chains(mut self, chains: usize) -> Self {
-                self.run.chains = chains;
-                self
-            }
-            /// Warm-up iterations per chain that adapt the step scale from released accept
-            /// decisions (default 0; see [`RunSettings::warmup`]).
-            #[must_use]
-            pub fn warmup(mut self, iterations: usize) -> Self {
-                self.run.warmup = iterations;
-                self
-            }
-            /// The acceptance rate warm-up aims at (see [`RunSettings::adapt_target`]).
-            #[must_use]
-            pub fn adapt_target(mut self, target: f64) -> Self {
-                self.run.adapt_target = Some(target);
-                self
-            }
-            /// Seed of the run (chain `i` uses `chain_rng(seed, i)`).
-            #[must_use]
-            pub fn seed(mut self, seed: u64) -> Self {
-                self.run.seed = seed;
-                self
-            }
-            /// Fixed number of iterations per chain (replaces a privacy budget).
-            #[must_use]
-            pub fn iterations(mut self, k: usize) -> Self {
-                self.run.budget = $crate::samplers::Budget::Iterations(k);
-                self
-            }
-            /// Privacy budget ε (with [`delta`](Self::delta); replaces a fixed count).
-            #[must_use]
-            pub fn epsilon(mut self, epsilon: f64) -> Self {
-                self.run.budget = self.run.budget.with_epsilon(epsilon);
-                self
-            }
-            /// Privacy budget δ (with [`epsilon`](Self::epsilon); replaces a fixed count).
-            #[must_use]
-            pub fn delta(mut self, delta: f64) -> Self {
-                self.run.budget = self.run.budget.with_delta(delta);
-                self
-            }
-            /// Spend (ε, δ) per chain instead of over the whole release.
-            #[must_use]
-            pub fn per_chain_budget(mut self, yes: bool) -> Self {
-                self.run.per_chain_budget = yes;
-                self
-            }
-            /// Start every chain at `theta0` (a public value).
-            #[must_use]
-            pub fn start(mut self, theta0: impl Into<Vec<f64>>) -> Self {
-                self.run.start = $crate::samplers::Start::Point(theta0.into());
-                self
-            }
-            /// One start point per chain.
-            #[must_use]
-            pub fn starts(mut self, points: Vec<Vec<f64>>) -> Self {
-                self.run.start = $crate::samplers::Start::PerChain(points);
-                self
-            }
-            /// Stop chains after this wall time.
-            #[must_use]
-            pub fn max_time(mut self, t: std::time::Duration) -> Self {
-                self.run.max_time = Some(t);
-                self
-            }
-            /// Show a progress bar (on a terminal, outside CI, with the `cli` feature).
-            #[must_use]
-            pub fn progress(mut self, yes: bool) -> Self {
-                self.run.progress = yes;
-                self
-            }
-            /// Thread-pool size (results do not depend on it).
-            #[must_use]
-            pub fn threads(mut self, n: usize) -> Self {
-                self.run.threads = Some(n);
-                self
-            }
-            /// Threads inside each chain (default: the pool's threads divided by the chains;
-            /// see [`RunSettings::threads_per_chain`]). Results do not depend on it.
-            #[must_use]
-            pub fn threads_per_chain(mut self, n: usize) -> Self {
-                self.run.threads_per_chain = Some(n);
-                self
-            }
-            /// Secure random source: every chain's generator is keyed from OS entropy, never
-            /// from the seed (a real DP release; not reproducible). Default `false` (seeded).
-            #[must_use]
-            pub fn secure_rng(mut self, yes: bool) -> Self {
-                self.run.secure_rng = yes;
-                self
-            }
-            /// Keep every `k`-th step (default 1: all). As CmdStan's `thin`: 0-based steps
-            /// `0, k, 2k, …` are saved (draws and their step statistics, `⌈iterations/k⌉` per
-            /// chain); acceptance and clip fractions still count every step.
-            #[must_use]
-            pub fn thin(mut self, k: usize) -> Self {
-                self.run.thin = k;
-                self
-            }
-            /// Memory limit of the saved traces in bytes (default 8 GiB): a run that would
-            /// need more fails before it starts.
-            #[must_use]
-            pub fn max_trace_bytes(mut self, bytes: u64) -> Self {
-                self.run.max_trace_bytes = bytes;
-                self
-            }
-            /// Replace all run settings at once.
-            #[must_use]
-            pub fn run_settings(mut self, run: $crate::samplers::RunSettings) -> Self {
-                self.run = run;
-                self
+        impl $crate::samplers::RunSetters for $t {
+            fn run_mut(&mut self) -> &mut $crate::samplers::RunSettings {
+                &mut self.run
             }
         }
     };

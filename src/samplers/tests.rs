@@ -245,20 +245,20 @@ fn whole_release_budget_divides_between_chains() {
         .delta(1e-6)
         .chains(1)
         .start(vec![0.0, 0.0]);
-    let k1 = per_chain.budget(model.n_rows()).unwrap().0;
+    let k1 = per_chain.budget(model.n_rows()).unwrap().iterations;
     let k4 = per_chain
         .clone()
         .chains(4)
         .budget(model.n_rows())
         .unwrap()
-        .0;
+        .iterations;
     let k4pc = per_chain
         .clone()
         .chains(4)
         .per_chain_budget(true)
         .budget(model.n_rows())
         .unwrap()
-        .0;
+        .iterations;
     assert_eq!(k4pc, k1);
     assert!(k4 <= k1 / 4 && k4 + 1 > k1 / 4, "k1 = {k1}, k4 = {k4}");
 }

@@ -1,8 +1,8 @@
 //! DP Barker's `pld` accountant (the certified PLD of the feasible family, docs/ACCOUNTING.md
 //! "DP Barker: a PLD over the feasible family") beside `rdp-exact` and Theorem 7.
 
+use crate::budget_queries::MaxIterations;
 use dp_mcmc::accounting::{Accountant, BarkerBound, CertifiedPld, Method, PrivacyEvent, Rdp};
-use dp_mcmc::samplers::MaxIterations;
 #[cfg(feature = "cli")]
 use std::process::Command;
 

@@ -6,6 +6,7 @@ use dp_mcmc::auto::{Auto, default_sampler, gaussian_budget};
 use dp_mcmc::models::testing::IsotropicGaussian;
 use dp_mcmc::models::{CustomModel, Model, RowData};
 use dp_mcmc::rng::ChainRng;
+use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::SamplerKind;
 use dp_mcmc::samplers::driver::run_chains;
 use dp_mcmc::samplers::{Kernel, RunSettings, Start, StepInfo};

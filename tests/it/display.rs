@@ -86,7 +86,9 @@ fn algorithm_comparison_cells() -> dp_mcmc::Result<()> {
         .seed(1)
         .progress(false)
         .starts(model.start_points(4));
-    let (iterations, spent) = s.budget(model.n_rows())?.expect("a DP sampler");
+    let dp_mcmc::samplers::IterationBudget {
+        iterations, spent, ..
+    } = s.budget(model.n_rows())?.expect("a DP sampler");
     // The notebook's markdown quotes this count (ε = 4, δ = 0.1/n, per chain).
     assert_eq!(iterations, 702);
     assert!(spent.per_chain);

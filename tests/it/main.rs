@@ -5,6 +5,8 @@
 //!
 //! `cargo test --test it samplers::` runs one module's tests.
 
+#[path = "../budget_queries/mod.rs"]
+mod budget_queries;
 mod common;
 
 mod accounting;

@@ -15,13 +15,14 @@ use crate::common::{odd_csvs, temp_dir, temp_file};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
+use crate::budget_queries::MaxIterations;
 use dp_mcmc::Result;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::accounting::{
-    Accountant, BarkerRdp, Fourier, Gradient, Method, Pld, PrivacyEvent, Rdp, Releases, WorBound,
-    Zcdp, ZcdpConversion, barker_rd_approx, cks_zcdp_delta, cks_zcdp_epsilon,
-    discrete_gaussian_delta, discrete_gaussian_rho, gaussian_mu, gaussian_rdp, pld_delta,
-    pld_epsilon, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp, zcdp_rho_budget,
+    Accountant, BarkerRdp, Fourier, Method, Pld, PrivacyEvent, Rdp, Releases, WorBound, Zcdp,
+    ZcdpConversion, barker_rd_approx, cks_zcdp_delta, cks_zcdp_epsilon, discrete_gaussian_delta,
+    discrete_gaussian_rho, gaussian_mu, gaussian_rdp, pld_delta, pld_epsilon,
+    poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp, zcdp_rho_budget,
 };
 use dp_mcmc::models::{
     BananaModel, BananaParams, CircleModel, ColumnData, CustomModel, Experiment, GaussianModel,
@@ -31,7 +32,8 @@ use dp_mcmc::nalgebra;
 use dp_mcmc::noise::Noise;
 use dp_mcmc::rng::ChainRng;
 use dp_mcmc::rng::chain_rng;
-use dp_mcmc::samplers::MaxIterations;
+use dp_mcmc::samplers::Gradient;
+use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::{
     ClipDistance, DpBarker, DpHmc, DpPenalty, Hmc, MinibatchPenalty, ProposalKind, Run, Rwmh,
     StepSize,

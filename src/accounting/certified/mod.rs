@@ -5,6 +5,7 @@ pub(crate) mod engine;
 
 use super::accountant::{Accountant, unsupported, walk, wor_rate};
 use crate::accounting::event::PrivacyEvent;
+use crate::accounting::method::CERTIFIED_PLD_LABEL;
 use crate::error::{Error, Result, check};
 use engine::Interval;
 use engine::compose::{Part, compose, window_span};
@@ -151,7 +152,7 @@ impl CertifiedPld {
                         sigma: check::positive("noise_multiplier", *noise_multiplier)?,
                         q: check::rate("q", *q)?,
                     },
-                    other => return Err(unsupported("CertifiedPLD", other)),
+                    other => return Err(unsupported(CERTIFIED_PLD_LABEL, other)),
                 },
                 PrivacyEvent::SampledWithoutReplacement {
                     n,
@@ -164,7 +165,7 @@ impl CertifiedPld {
                             sigma: check::positive("noise_multiplier", *noise_multiplier)?,
                             q,
                         },
-                        other => return Err(unsupported("CertifiedPLD", other)),
+                        other => return Err(unsupported(CERTIFIED_PLD_LABEL, other)),
                     }
                 }
                 PrivacyEvent::BarkerTest { n, batch_size } => {
@@ -174,7 +175,7 @@ impl CertifiedPld {
                         batch_size: *batch_size,
                     }
                 }
-                other => return Err(unsupported("CertifiedPLD", other)),
+                other => return Err(unsupported(CERTIFIED_PLD_LABEL, other)),
             };
             if c > 9.0e15 {
                 return Err(Error::invalid("count", c, "must be at most 9e15"));
@@ -561,7 +562,7 @@ fn chernoff(coarse: &[Discretised], counts: &[u64], delta: f64) -> (f64, f64) {
 
 impl Accountant for CertifiedPld {
     fn name(&self) -> &'static str {
-        "CertifiedPLD"
+        CERTIFIED_PLD_LABEL
     }
     fn check(&self, event: &PrivacyEvent) -> Result<()> {
         Self::leaves_of(event).map(|_| ())

@@ -9,6 +9,7 @@ pub(crate) use gaussian::{pld_delta_unchecked, pld_epsilon_unchecked};
 use super::accountant::{Accountant, unsupported, walk};
 use super::fourier::Fourier;
 use crate::accounting::event::PrivacyEvent;
+use crate::accounting::method::Method;
 use crate::error::{Error, Result, check};
 
 /// Tight privacy loss distribution accountant.
@@ -57,13 +58,13 @@ impl Pld {
                 }
                 PrivacyEvent::PoissonSampled { .. }
                 | PrivacyEvent::SampledWithoutReplacement { .. } => sampled = true,
-                other => return Err(unsupported("PLD", other)),
+                other => return Err(unsupported(Method::Pld.label(), other)),
             }
             Ok(())
         })?;
         if sampled && (mu > 0.0 || self.mu > 0.0) {
             return Err(Error::UnsupportedEvent {
-                accountant: "PLD",
+                accountant: Method::Pld.label(),
                 event: format!(
                     "{event} (mixes bare Gaussian and subsampled events; account them separately)"
                 ),
@@ -74,7 +75,7 @@ impl Pld {
         }
         if mu > 0.0 && !self.fourier.is_empty() {
             return Err(Error::UnsupportedEvent {
-                accountant: "PLD",
+                accountant: Method::Pld.label(),
                 event: format!("{event} (bare Gaussian after subsampled events)"),
             });
         }
@@ -84,7 +85,7 @@ impl Pld {
 
 impl Accountant for Pld {
     fn name(&self) -> &'static str {
-        "PLD"
+        Method::Pld.label()
     }
     fn check(&self, event: &PrivacyEvent) -> Result<()> {
         self.split(event).map(|_| ())

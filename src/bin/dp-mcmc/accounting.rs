@@ -13,24 +13,11 @@ use clap::{Args, ValueEnum};
 use dp_mcmc::Error;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::accounting::{
-    Gradient, IterationBudget, Method, Rdp, RdpConversion, WorBound, dp_accounting_orders,
-    poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
+    Method, Rdp, RdpConversion, WorBound, dp_accounting_orders, poisson_subsampled_gaussian_rdp,
+    wor_subsampled_gaussian_rdp,
 };
-use dp_mcmc::samplers::MaxIterations;
+use dp_mcmc::samplers::{Budget, Gradient, SamplerKind};
 use serde_json::{Value, json};
-
-/// Sampler.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum AlgorithmArg {
-    /// DP penalty (Thm 5 zCDP / Thm 6 PLD).
-    DpPenalty,
-    /// DP HMC (Thm 11 zCDP / Thm 12 PLD).
-    DpHmc,
-    /// Minibatch DP penalty (Fourier accountant / Thm 8 RDP).
-    MinibatchPenalty,
-    /// DP Barker (Thm 7 RDP, rdp-exact, or pld).
-    DpBarker,
-}
 
 /// Accountant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -94,9 +81,12 @@ pub enum ConversionArg {
 /// Arguments of `dp-mcmc iterations`.
 #[derive(Args)]
 pub struct IterationsArgs {
-    /// The sampler.
-    #[arg(long, value_enum)]
-    algorithm: AlgorithmArg,
+    /// The DP sampler, by its registry key: dp-penalty (Thm 5 zCDP / Thm 6 PLD), dp-hmc (Thm 11
+    /// / Thm 12), minibatch-penalty (Fourier accountant / Thm 8 RDP / certified PLD), dp-barker
+    /// (Thm 7 RDP, rdp-exact or pld), or any other DP sampler of the registry (`dp-mcmc
+    /// samplers` lists them); its privacy parameters are required flags.
+    #[arg(long)]
+    algorithm: String,
     /// Accountant [default: pld for dp-penalty/dp-hmc, fourier for minibatch-penalty, rdp for
     /// dp-barker (Theorem 7; rdp-exact: the exact per-step divergence; pld: the certified PLD
     /// of the feasible family)].
@@ -132,6 +122,11 @@ pub struct IterationsArgs {
     /// Reproduce the thesis code (minibatch RDP sum to j = α−1: optimistic).
     #[arg(long)]
     thesis_compatible: bool,
+    /// Any other setting of the sampler by its field name, `NAME=VALUE` (repeatable; VALUE is
+    /// JSON, or a plain string): e.g. `--set noise_multiplier=1.1` for a sampler whose privacy
+    /// parameter has no flag of its own. A required parameter may be given this way too.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
 }
 
 /// The mechanism shared by `delta` and `epsilon`.
@@ -229,6 +224,7 @@ fn flag(name: &'static str) -> &'static str {
         "q" => "--q",
         "steps" => "--steps",
         "accountant" => "--accountant",
+        "algorithm" => "--algorithm",
         "nx" => "--nx",
         "window" | "l" => "--window",
         other => other,
@@ -258,21 +254,7 @@ fn method_of(a: AccountantArg) -> Method {
 }
 
 fn accountant_name(a: AccountantArg) -> &'static str {
-    match a {
-        AccountantArg::Zcdp => "zcdp",
-        AccountantArg::Pld => "pld",
-        AccountantArg::Rdp => "rdp",
-        AccountantArg::RdpExact => "rdp-exact",
-        AccountantArg::Fourier => "fourier",
-    }
-}
-
-fn bad_accountant(a: AccountantArg, alg: &str, allowed: &str) -> Error {
-    Error::invalid(
-        "--accountant",
-        accountant_name(a),
-        format!("{alg} supports --accountant {allowed}"),
-    )
+    method_of(a).key()
 }
 
 /// `dp-mcmc iterations`.
@@ -281,112 +263,81 @@ pub fn iterations(a: IterationsArgs) -> dp_mcmc::Result<Value> {
 }
 
 fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
-    let budget: IterationBudget = match a.algorithm {
-        AlgorithmArg::DpPenalty => {
-            let acc = a.accountant.unwrap_or(AccountantArg::Pld);
-            if !matches!(acc, AccountantArg::Zcdp | AccountantArg::Pld) {
-                return Err(bad_accountant(acc, "dp-penalty", "zcdp or pld"));
-            }
-            let tau = need(a.tau, "--tau", "dp-penalty needs --tau T")?;
-            let mut b = MaxIterations::dp_penalty(tau, a.n)
-                .epsilon(a.epsilon)
-                .method(method_of(acc));
-            if let Some(d) = a.delta {
-                b = b.delta(d);
-            }
-            b.compute()?
+    let kind: SamplerKind = a.algorithm.parse()?;
+    if !kind.is_private() {
+        let private: Vec<&str> = SamplerKind::all()
+            .filter(|k| k.is_private())
+            .map(SamplerKind::key)
+            .collect();
+        return Err(Error::invalid(
+            "algorithm",
+            kind,
+            format!(
+                "is not differentially private: iterations counts a DP sampler's; use one of {}",
+                private.join(", ")
+            ),
+        ));
+    }
+    if a.n == 0 {
+        return Err(Error::invalid("n", 0, "must be at least 1"));
+    }
+    let n = usize::try_from(a.n).map_err(|_| Error::invalid("n", a.n, "is too large"))?;
+    let mut s = kind.build();
+    if let Some(acc) = a.accountant {
+        s.set_accountant(Some(method_of(acc)))?;
+    }
+    let settings = s.settings();
+    let has = |name: &str| settings.get(name).is_some();
+    let mut given = Vec::new();
+    for kv in &a.set {
+        let (name, value) = kv.split_once('=').ok_or_else(|| {
+            Error::invalid("set", kv, "write --set NAME=VALUE (e.g. --set tau=0.1)")
+        })?;
+        let value = serde_json::from_str(value).unwrap_or_else(|_| json!(value));
+        s.set_setting(name.trim(), value)?;
+        given.push(name.trim().to_string());
+    }
+    // The privacy parameters the count depends on are required flags.
+    for (name, _) in s.privacy_parameters() {
+        if !has(name) || given.iter().any(|g| g == name) {
+            continue; // derived from the settings (DP HMC's gradient releases), or set above
         }
-        AlgorithmArg::DpHmc => {
-            let acc = a.accountant.unwrap_or(AccountantArg::Pld);
-            if !matches!(acc, AccountantArg::Zcdp | AccountantArg::Pld) {
-                return Err(bad_accountant(acc, "dp-hmc", "zcdp or pld"));
-            }
-            let tl = need(a.tau_l, "--tau-l", "dp-hmc needs --tau-l T")?;
-            let tg = need(a.tau_g, "--tau-g", "dp-hmc needs --tau-g T")?;
-            let l = need(
-                a.leapfrog_steps,
-                "--leapfrog-steps",
-                "dp-hmc needs --leapfrog-steps L",
-            )?;
-            let g = match a.gradient {
-                GradientArg::Fresh => Gradient::Fresh,
-                GradientArg::Reuse => Gradient::Reuse,
-            };
-            let mut b = MaxIterations::dp_hmc(tl, tg, l, a.n)
-                .epsilon(a.epsilon)
-                .method(method_of(acc))
-                .gradient(g);
-            if let Some(d) = a.delta {
-                b = b.delta(d);
-            }
-            b.compute()?
-        }
-        AlgorithmArg::MinibatchPenalty => {
-            let acc = a.accountant.unwrap_or(AccountantArg::Fourier);
-            if !matches!(
-                acc,
-                AccountantArg::Fourier | AccountantArg::Rdp | AccountantArg::Pld
-            ) {
-                return Err(bad_accountant(
-                    acc,
-                    "minibatch-penalty",
-                    "fourier, rdp or pld",
-                ));
-            }
-            let tau = need(a.tau, "--tau", "minibatch-penalty needs --tau T")?;
-            let bs = need(
-                a.batch_size,
-                "--batch-size",
-                "minibatch-penalty needs --batch-size B",
-            )?;
-            let mut b = MaxIterations::minibatch_penalty(tau, bs, a.n)
-                .epsilon(a.epsilon)
-                .method(method_of(acc))
-                .thesis_compatible(a.thesis_compatible);
-            if let Some(d) = a.delta {
-                b = b.delta(d);
-            }
-            b.compute()?
-        }
-        AlgorithmArg::DpBarker => {
-            let acc = a.accountant.unwrap_or(AccountantArg::Rdp);
-            if !matches!(
-                acc,
-                AccountantArg::Rdp | AccountantArg::RdpExact | AccountantArg::Pld
-            ) {
-                return Err(bad_accountant(acc, "dp-barker", "rdp, rdp-exact or pld"));
-            }
-            let bs = need(
-                a.batch_size,
-                "--batch-size",
-                "dp-barker needs --batch-size B",
-            )?;
-            let mut b = MaxIterations::dp_barker(bs, a.n)
-                .epsilon(a.epsilon)
-                .method(method_of(acc));
-            if let Some(d) = a.delta {
-                b = b.delta(d);
-            }
-            b.compute()?
-        }
+        let value = match name {
+            "tau" => a.tau.map(|x| finite(name, x)).transpose()?,
+            "tau_l" => a.tau_l.map(|x| finite(name, x)).transpose()?,
+            "tau_g" => a.tau_g.map(|x| finite(name, x)).transpose()?,
+            "leapfrog_steps" => a.leapfrog_steps.map(|l| json!(l)),
+            "batch_size" => a.batch_size.map(|b| json!(b)),
+            _ => None,
+        };
+        let value = need(value, flag(name), &format!("{kind} needs {}", flag(name)))?;
+        s.set_setting(name, value)?;
+    }
+    if has("gradient") {
+        let g = match a.gradient {
+            GradientArg::Fresh => Gradient::Fresh,
+            GradientArg::Reuse => Gradient::Reuse,
+        };
+        s.set_setting("gradient", json!(g))?;
+    }
+    if has("thesis_compatible") {
+        s.set_setting("thesis_compatible", json!(a.thesis_compatible))?;
+    }
+    let run = s.run_settings_mut();
+    run.chains = 1;
+    run.budget = Budget::Privacy {
+        epsilon: a.epsilon,
+        delta: a.delta.unwrap_or(0.1 / a.n as f64),
     };
+    let budget = s
+        .budget(n)?
+        .ok_or_else(|| Error::invalid("algorithm", kind, "has no privacy budget"))?;
     let mut out = json!({
         "iterations": budget.iterations,
-        "algorithm": budget.algorithm.name(),
-        "accountant": accountant_name(a.accountant.unwrap_or(match budget.method {
-            Method::Zcdp => AccountantArg::Zcdp,
-            Method::Pld => AccountantArg::Pld,
-            Method::Rdp => AccountantArg::Rdp,
-            Method::RdpExact => AccountantArg::RdpExact,
-            Method::Fourier => AccountantArg::Fourier,
-        })),
-        // the subsampled samplers' pld count comes from the certified accountant's upper bound
-        "method": match (budget.method, a.algorithm) {
-            (Method::Pld, AlgorithmArg::MinibatchPenalty | AlgorithmArg::DpBarker) => {
-                "PLD (certified)"
-            }
-            (m, _) => m.label(),
-        },
+        "algorithm": budget.algorithm,
+        "accountant": budget.method.key(),
+        // the tight Gaussian PLD is "ADP"; the subsampled samplers' pld is the certified upper bound
+        "method": budget.spent.accountant,
         "epsilon": budget.epsilon,
         "delta": budget.delta,
         "n": a.n,
@@ -406,6 +357,15 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
         obj.entry(k.clone()).or_insert(json!(v));
     }
     Ok(out)
+}
+
+/// A noise scale as a JSON setting (a non-finite one is an error naming it: JSON has no NaN).
+fn finite(name: &'static str, x: f64) -> dp_mcmc::Result<Value> {
+    if x.is_finite() {
+        Ok(json!(x))
+    } else {
+        Err(Error::invalid(name, x, "must be a positive finite number"))
+    }
 }
 
 /// Validated mechanism: (relation name, sampling rate).

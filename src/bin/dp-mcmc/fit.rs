@@ -13,6 +13,7 @@ use dp_mcmc::frame::fit_output::write_fit_outputs;
 use dp_mcmc::frame::read_table;
 use dp_mcmc::models::Model;
 use dp_mcmc::noise_aware::NoiseAware;
+use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::SamplerKind;
 use dp_mcmc::{Error, Result};
 use serde_json::{Value, json};
@@ -179,8 +180,10 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         .epsilon(a.epsilon)
         .delta(a.delta)
         .chains(a.chains)
-        .max_time(max_time)
         .progress(true);
+    if let Some(t) = max_time {
+        auto = auto.max_time(t);
+    }
     if let Some(s) = a.seed {
         auto = auto.seed(s);
     }

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use dp_mcmc::accounting::Gradient;
 use dp_mcmc::experiments::{
     BaselineSpec, ClippingSpec, ComparisonSpec, GridReport, GridRunner, Shard, Task, read_results,
 };
@@ -17,6 +16,7 @@ use dp_mcmc::frame::experiments::{medians_frame, results_frame};
 use dp_mcmc::frame::write_csv;
 use dp_mcmc::plots::experiments as figs;
 use dp_mcmc::polars::prelude::{Column, DataFrame};
+use dp_mcmc::samplers::Gradient;
 use dp_mcmc::{Error, Result};
 use serde_json::{Value, json};
 

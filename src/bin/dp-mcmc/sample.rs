@@ -4,9 +4,11 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use dp_mcmc::accounting::{Gradient, Method};
+use dp_mcmc::accounting::Method;
 use dp_mcmc::experiments::{chain_metrics, tuned};
 use dp_mcmc::models::{Experiment, Model};
+use dp_mcmc::samplers::Gradient;
+use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::{Budget, Start, StepSize};
 use dp_mcmc::samplers::{DpHmc, MinibatchPenalty, Sampler, SamplerKind};
 use dp_mcmc::{Error, Result};

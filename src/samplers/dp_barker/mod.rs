@@ -7,17 +7,19 @@ pub use kernel::DpBarkerKernel;
 
 use serde::{Deserialize, Serialize};
 
-use super::minibatch_penalty::{CERTIFIED_LABEL, check_batch};
+use super::minibatch_penalty::check_batch;
 use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::StepSize;
 use super::registry::SamplerEntry;
-use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
+use super::sampler::{
+    AutoInputs, DerivedSettings, Sampler, field_setters, per_coordinate, sampler_basics, untuned,
+};
 use super::settings::{RunSettings, run_setters};
 use crate::accounting::{
-    Accountant, BarkerBound, CertifiedPld, Method, PrivacyEvent, Rdp, Releases,
+    CERTIFIED_PLD_LABEL,    Accountant, BarkerBound, CertifiedPld, Method, PrivacyEvent, Rdp, Releases,
 };
 use crate::error::{Error, Result};
-use crate::models::Model;
+use crate::models::{Experiment, Model};
 
 /// DP Barker (Heikkilä et al. 2019; thesis §3.3): Barker's test on a minibatch with noise
 /// completed to `N(0, 2)` plus the `V_corr` correction. Iterations from Theorem 7 (RDP), with
@@ -25,6 +27,7 @@ use crate::models::Model;
 /// `.accountant(Method::Pld)` from the certified PLD of the feasible family (`pld`).
 ///
 /// ```
+/// use dp_mcmc::samplers::RunSetters;
 /// # fn main() -> dp_mcmc::Result<()> {
 /// use dp_mcmc::samplers::DpBarker;
 /// # use dp_mcmc::models::testing::IsotropicGaussian;
@@ -92,18 +95,19 @@ impl DpBarker {
     ///
     /// # Examples
     /// ```
+    /// use dp_mcmc::samplers::RunSetters;
     /// use dp_mcmc::accounting::Method;
     /// use dp_mcmc::samplers::DpBarker;
     /// # use dp_mcmc::models::testing::IsotropicGaussian;
     /// let model = IsotropicGaussian::new((0..5000).map(|i| (i % 7) as f64 / 7.0).collect(), 1)?;
     /// let base = DpBarker::builder().batch_size(500).epsilon(2.0).delta(1e-5).start(vec![0.4]);
-    /// let (k7, _) = base.clone().budget(5000)?;
-    /// let (k_exact, spent) = base.clone().accountant(Method::RdpExact).budget(5000)?;
-    /// assert!(k_exact > k7);
-    /// assert_eq!(spent.accountant, "RDP-exact");
-    /// let (k_pld, spent) = base.clone().accountant(Method::Pld).budget(5000)?;
-    /// assert!(k_pld >= k_exact);
-    /// assert_eq!(spent.accountant, "PLD (certified)");
+    /// let k7 = base.clone().budget(5000)?.iterations;
+    /// let exact = base.clone().accountant(Method::RdpExact).budget(5000)?;
+    /// assert!(exact.iterations > k7);
+    /// assert_eq!(exact.spent.accountant, "RDP-exact");
+    /// let pld = base.clone().accountant(Method::Pld).budget(5000)?;
+    /// assert!(pld.iterations >= exact.iterations);
+    /// assert_eq!(pld.spent.accountant, "PLD (certified)");
     /// assert!(base.accountant(Method::Zcdp).budget(5000).is_err());
     /// # Ok::<(), dp_mcmc::Error>(())
     /// ```
@@ -123,7 +127,7 @@ impl DpBarker {
             .ok_or_else(|| {
                 Error::invalid(
                     "accountant",
-                    self.accountant.label(),
+                    self.accountant.key(),
                     "dp-barker supports Method::Rdp (Theorem 7), Method::RdpExact or Method::Pld",
                 )
             })
@@ -161,9 +165,30 @@ impl PrivacyCost for DpBarker {
     fn accountant_label(&self) -> &'static str {
         match self.bound() {
             Ok(Some(BarkerBound::Exact)) => Method::RdpExact.label(),
-            Ok(None) => CERTIFIED_LABEL,
+            Ok(None) => CERTIFIED_PLD_LABEL,
             _ => Method::Rdp.label(),
         }
+    }
+    fn method(&self) -> Method {
+        self.accountant
+    }
+    fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
+        vec![("batch_size", self.batch_size as f64)]
+    }
+    /// The RDP accountants: the order at which `k` tests attain their ε(δ).
+    fn reported_order(
+        &self,
+        n: u64,
+        (_, delta): (f64, f64),
+        k: u64,
+        copies: u64,
+    ) -> Result<Option<f64>> {
+        let Some(bound) = self.bound()? else {
+            return Ok(None);
+        };
+        let mut orders = Rdp::for_dp_barker_with(self.batch_size as u64, n, bound)?;
+        orders.compose(&self.releases(n)?.for_chains(k, copies))?;
+        Ok(Some(orders.epsilon_and_order(delta)?.1))
     }
 }
 
@@ -196,13 +221,27 @@ impl Sampler for DpBarker {
             method.filter(|m| !matches!(m, Method::Rdp | Method::RdpExact | Method::Pld))
         {
             return Err(Error::invalid(
-                "--accountant",
-                m.label(),
+                "accountant",
+                m.key(),
                 "dp-barker supports --accountant rdp (Theorem 7), rdp-exact or pld",
             ));
         }
         self.accountant = method.unwrap_or(Method::Rdp);
         Ok(())
+    }
+
+    /// The thesis' `barker` table, tuned for the four flat and tempered bananas only.
+    fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
+        use Experiment::*;
+        let (s, b) = match experiment {
+            EasyBanana2d => (0.0008, 1300),
+            EasyBanana10d => (0.0008, 2600),
+            TemperedBanana2d => (0.12, 1300),
+            TemperedBanana10d => (0.04, 2600),
+            _ => return Err(untuned(self.key(), experiment)),
+        };
+        let sd = per_coordinate(s, experiment.dim());
+        Ok(Box::new(DpBarker::builder().proposal_sd(sd).batch_size(b)))
     }
 
     /// Batches of `1300·⌈d/5⌉` rows (at most `n`; the thesis' 1300 at d = 2 and 2600 at

@@ -5,19 +5,24 @@ use serde::{Deserialize, Serialize};
 
 use super::hmc::{HmcKernel, HmcNoise};
 use super::privacy::{
+    full_data_method, full_data_method_checked,
     PrivacyCost, dp_run, full_data_accountant, full_data_label, gaussian_release,
 };
 use super::registry::SamplerEntry;
-use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
+use super::sampler::{
+    AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics, 
+};
 use super::settings::{RunSettings, hmc_setters, run_setters};
-use crate::accounting::{Accountant, Gradient, Method, PrivacyEvent, Releases};
+use crate::accounting::{Accountant, Method, PrivacyEvent, Releases};
 use crate::error::{Error, Result};
-use crate::models::Model;
+use crate::models::{Experiment, Model};
 use crate::noise::Noise;
+use crate::samplers::Gradient;
 
 /// DP HMC (thesis Chapter 4): noisy clipped gradients and a noisy clipped log-likelihood ratio.
 ///
 /// ```
+/// use dp_mcmc::samplers::RunSetters;
 /// # fn main() -> dp_mcmc::Result<()> {
 /// use dp_mcmc::samplers::DpHmc;
 /// # use dp_mcmc::models::testing::IsotropicGaussian;
@@ -174,10 +179,29 @@ impl PrivacyCost for DpHmc {
         })
     }
     fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
-        full_data_accountant(self.accountant, self.noise.is_discrete())
+        full_data_accountant(ENTRY.key, self.accountant, self.noise.is_discrete())
     }
     fn accountant_label(&self) -> &'static str {
         full_data_label(self.accountant, self.noise.is_discrete())
+    }
+    fn method(&self) -> Method {
+        full_data_method(self.accountant, self.noise.is_discrete())
+    }
+    /// With the gradient releases per iteration and once per chain (Theorems 11/12,
+    /// THESIS-NOTES §3).
+    fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
+        let l = self.leapfrog_steps as f64;
+        let (per, once) = match self.gradient {
+            Gradient::Fresh => (l + 1.0, 0.0),
+            Gradient::Reuse => (l, 1.0),
+        };
+        vec![
+            ("tau_l", self.tau_l),
+            ("tau_g", self.tau_g),
+            ("leapfrog_steps", l),
+            ("gradient_releases_per_iteration", per),
+            ("gradient_releases_once", once),
+        ]
     }
 }
 
@@ -207,8 +231,34 @@ impl Sampler for DpHmc {
     field_setters!(set_tau(f64) => tau_l, set_clip_bound(f64) => clip_bound);
 
     fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
-        self.accountant = method.unwrap_or(Method::Pld);
+        self.accountant = full_data_method_checked(ENTRY.key, method)?;
         Ok(())
+    }
+
+    /// The thesis' `hmc` table (its gradient schedule: this sampler's).
+    fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
+        use Experiment::*;
+        let (tau_l, tau_g, l, eta, b_l, b_g) = match experiment {
+            EasyBanana2d => (0.1, 0.4, 10, 0.0005, 2.0, 1.0),
+            EasyBanana10d => (0.05, 0.2, 10, 0.00015, 2.5, 3.0),
+            TemperedBanana2d => (0.2, 0.6, 10, 0.01, 2.5, 2.0),
+            TemperedBanana10d => (0.08, 0.20, 10, 0.015, 2.5, 3.5),
+            HardBanana2d => (0.15, 0.25, 5, 0.00045, 5.0, 2.8),
+            Gauss30d => (0.05, 0.10, 5, 0.00025, 2.5, 6.0),
+            HardGauss2d => (0.05, 0.20, 8, 0.00007, 30.0, 29.0),
+            Circle => (0.6, 1.9, 40, 0.07, 0.001, 0.0015),
+        };
+        Ok(Box::new(
+            DpHmc::builder()
+                .tau_l(tau_l)
+                .tau_g(tau_g)
+                .leapfrog_steps(l)
+                .step_size(eta)
+                .mass(vec![1.0; experiment.dim()])
+                .clip_bound(b_l)
+                .grad_clip_bound(b_g)
+                .gradient(self.gradient),
+        ))
     }
 
     /// `K` = 500 target iterations, `L` = [`AUTO_LEAPFROG_STEPS`], τ_g = τ_l·√(2(L+1)) (the

@@ -9,20 +9,24 @@ pub(crate) use kernel::check_penalty;
 use serde::{Deserialize, Serialize};
 
 use super::privacy::{
+    full_data_method, full_data_method_checked,
     PrivacyCost, dp_run, full_data_accountant, full_data_label, gaussian_release,
 };
 use super::proposal::{ProposalKind, StepSize};
 use super::registry::SamplerEntry;
-use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
+use super::sampler::{
+    AutoInputs, DerivedSettings, Sampler, field_setters, per_coordinate, sampler_basics, 
+};
 use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::{Accountant, Method, Releases};
 use crate::error::Result;
-use crate::models::Model;
+use crate::models::{Experiment, Model};
 use crate::noise::Noise;
 
 /// DP penalty (thesis §3.1-3.2) with full, one-component (OCU) or guided-walk (GWMH) proposals.
 ///
 /// ```
+/// use dp_mcmc::samplers::RunSetters;
 /// # fn main() -> dp_mcmc::Result<()> {
 /// use dp_mcmc::samplers::DpPenalty;
 /// # use dp_mcmc::models::testing::IsotropicGaussian;
@@ -113,10 +117,16 @@ impl PrivacyCost for DpPenalty {
         )?))
     }
     fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
-        full_data_accountant(self.accountant, self.noise.is_discrete())
+        full_data_accountant(ENTRY.key, self.accountant, self.noise.is_discrete())
     }
     fn accountant_label(&self) -> &'static str {
         full_data_label(self.accountant, self.noise.is_discrete())
+    }
+    fn method(&self) -> Method {
+        full_data_method(self.accountant, self.noise.is_discrete())
+    }
+    fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
+        vec![("tau", self.tau)]
     }
 }
 
@@ -148,8 +158,49 @@ impl Sampler for DpPenalty {
     field_setters!(set_tau(f64) => tau, set_clip_bound(f64) => clip_bound, set_proposal_sd(StepSize) => proposal_sd);
 
     fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
-        self.accountant = method.unwrap_or(Method::Pld);
+        self.accountant = full_data_method_checked(ENTRY.key, method)?;
         Ok(())
+    }
+
+    /// The thesis' `dpps` table for a full update, its `dppa` table for OCU and GWMH.
+    fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
+        use Experiment::*;
+        let d = experiment.dim();
+        if self.proposal == ProposalKind::Full {
+            let (tau, s, b) = match experiment {
+                EasyBanana2d => (0.1, 0.008, 2.0),
+                EasyBanana10d => (0.1, 0.0015, 2.0),
+                TemperedBanana2d => (0.2, 0.035, 5.0),
+                TemperedBanana10d => (0.18, 0.02, 3.0),
+                HardBanana2d => (0.20, 0.0015, 5.5),
+                Gauss30d => (0.06, 0.00084, 3.0),
+                HardGauss2d => (0.07, 0.00015, 50.0),
+                Circle => (4.0, 0.2, 0.002),
+            };
+            let sd = if experiment == Gauss30d {
+                StepSize::Scalar(s)
+            } else {
+                per_coordinate(s, d)
+            };
+            return Ok(Box::new(DpPenalty::builder().tau(tau).proposal_sd(sd).clip_bound(b)));
+        }
+        let (tau, s, b) = match experiment {
+            EasyBanana2d => (0.1, 0.008, 1.8),
+            EasyBanana10d => (0.10, 0.0015, 3.0),
+            TemperedBanana2d => (0.2, 0.04, 3.5),
+            TemperedBanana10d => (0.10, 0.04, 3.0),
+            HardBanana2d => (0.1, 0.0015, 8.5),
+            Gauss30d => (0.2, 0.00084, 3.0),
+            HardGauss2d => (0.1, 0.0002, 45.0),
+            Circle => (4.0, 0.3, 0.002),
+        };
+        Ok(Box::new(
+            DpPenalty::builder()
+                .tau(tau)
+                .proposal_sd(per_coordinate(s, d))
+                .clip_bound(b)
+                .proposal(self.proposal),
+        ))
     }
 
     /// A full update with `K` = 2000 target iterations (τ from it) and a first step at which

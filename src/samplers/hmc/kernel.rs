@@ -34,8 +34,8 @@ use crate::samplers::pass::{GradBuffer, RowCache};
 use crate::samplers::proposal::ClipDistance;
 
 /// Where the first half-step's gradient of each iteration comes from (the accountant's
-/// [`Gradient`](crate::accounting::Gradient): `Fresh`, `k(L+1)` evaluations, or `Reuse`, `kL+1`).
-use crate::accounting::Gradient;
+/// [`Gradient`](crate::samplers::Gradient): `Fresh`, `k(L+1)` evaluations, or `Reuse`, `kL+1`).
+use crate::samplers::Gradient;
 
 /// Privacy noise of DP HMC (absent for the non-private baseline).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -5,7 +5,7 @@ mod kernel;
 
 pub use kernel::{HmcKernel, HmcNoise};
 
-use crate::accounting::Gradient;
+use crate::samplers::Gradient;
 
 use serde::{Deserialize, Serialize};
 
@@ -13,15 +13,18 @@ use super::driver::finish;
 use super::proposal::ClipDistance;
 use super::registry::SamplerEntry;
 use super::run::Run;
+use super::dp_hmc::DpHmc;
 use super::sampler::{Sampler, field_setters, sampler_basics};
+use super::settings::RunSetters;
 use super::settings::{RunSettings, clipped_baseline_setters, hmc_setters, run_setters};
 use crate::error::Result;
-use crate::models::Model;
+use crate::models::{Experiment, Model};
 
 /// HMC (non-private baseline), optionally with clipped per-row ratios in ΔH. Uses gradient
 /// re-use (exact gradients, so this is ordinary HMC) as the thesis' clipping study does.
 ///
 /// ```
+/// use dp_mcmc::samplers::RunSetters;
 /// # fn main() -> dp_mcmc::Result<()> {
 /// use dp_mcmc::samplers::Hmc;
 /// # use dp_mcmc::models::testing::IsotropicGaussian;
@@ -100,4 +103,31 @@ pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
 impl Sampler for Hmc {
     sampler_basics!("hmc", baseline);
     field_setters!(set_clip_bound(f64) => Some(clip_bound), set_clip_distance(ClipDistance) => clip_distance);
+
+    /// The clipping study's integrator (THESIS-NOTES §12) for the flat bananas; elsewhere DP
+    /// HMC's tuned one; 500 iterations.
+    fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
+        let h = match experiment {
+            Experiment::EasyBanana2d => Hmc::builder()
+                .step_size(0.001)
+                .leapfrog_steps(15)
+                .mass(vec![1.0, 0.5]),
+            Experiment::EasyBanana10d => {
+                let mut m = vec![1.0, 0.5];
+                m.extend([0.4; 8]);
+                Hmc::builder().step_size(0.001).leapfrog_steps(15).mass(m)
+            }
+            _ => {
+                let dp = DpHmc::builder().tuned_for(experiment)?;
+                let p = dp.as_any().downcast_ref::<DpHmc>().ok_or_else(|| {
+                    crate::Error::Model("the DP HMC table builds a DpHmc".into())
+                })?;
+                Hmc::builder()
+                    .step_size(p.step_size)
+                    .leapfrog_steps(p.leapfrog_steps)
+                    .mass(p.mass.clone().unwrap_or_else(|| vec![1.0; experiment.dim()]))
+            }
+        };
+        Ok(Box::new(h.iterations(500)))
+    }
 }

@@ -11,14 +11,18 @@ use serde::{Deserialize, Serialize};
 use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::{ProposalKind, StepSize};
 use super::registry::SamplerEntry;
-use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
+use super::sampler::{
+    AutoInputs, DerivedSettings, Sampler, field_setters, per_coordinate, sampler_basics, untuned,
+};
 use super::settings::{RunSettings, penalty_setters, run_setters};
+use crate::accounting::fourier::{FourierAccountant, FourierRelation};
+use crate::accounting::special::floor_pessimistic;
 use crate::accounting::{
-    Accountant, CertifiedPld, Fourier, Method, PrivacyEvent, Rdp, Releases, WorBound,
+    CERTIFIED_PLD_LABEL,    Accountant, CertifiedPld, Fourier, Method, PrivacyEvent, Rdp, Releases, WorBound,
     integer_orders,
 };
-use crate::error::Result;
-use crate::models::Model;
+use crate::error::{Error, Result};
+use crate::models::{Experiment, Model};
 use crate::noise::Noise;
 
 /// Minibatch DP penalty (thesis §3.3-3.4): DP penalty on `b` rows per iteration. Iterations
@@ -27,6 +31,7 @@ use crate::noise::Noise;
 /// `.thesis_compatible(true)` for the thesis code's optimistic one).
 ///
 /// ```
+/// use dp_mcmc::samplers::RunSetters;
 /// # fn main() -> dp_mcmc::Result<()> {
 /// use dp_mcmc::samplers::MinibatchPenalty;
 /// # use dp_mcmc::models::testing::IsotropicGaussian;
@@ -67,6 +72,9 @@ pub struct MinibatchPenalty {
     /// Finite-population correction of the batch variance (default `false`, as the thesis).
     #[serde(default)]
     pub finite_population_correction: bool,
+    /// A shared Fourier accountant (see [`fourier_accountant`](Self::fourier_accountant)).
+    #[serde(skip)]
+    pub(crate) fourier: Option<FourierAccountant>,
     /// Run settings.
     pub run: RunSettings,
 }
@@ -83,6 +91,7 @@ impl Default for MinibatchPenalty {
             thesis_compatible: false,
             noise: Noise::Gaussian,
             finite_population_correction: false,
+            fourier: None,
             run: RunSettings::default(),
         }
     }
@@ -109,6 +118,25 @@ impl MinibatchPenalty {
     pub fn thesis_compatible(mut self, yes: bool) -> Self {
         self.thesis_compatible = yes;
         self
+    }
+
+    /// The Fourier accountant of the budget search (default: the thesis' grid nx = 1e6, L = 20).
+    /// Pass a clone of one accountant to share its cached spectra across many budgets (an ε
+    /// grid). It must use [`FourierRelation::SubstituteWithoutReplacement`] (checked by `budget`
+    /// and `run`). Not part of the serialised settings.
+    #[must_use]
+    pub fn fourier_accountant(mut self, fa: FourierAccountant) -> Self {
+        self.fourier = Some(fa);
+        self
+    }
+
+    /// The thesis' RDP sum (optimistic) or Theorem 9's.
+    fn wor_bound(&self) -> WorBound {
+        if self.thesis_compatible {
+            WorBound::ThesisCode
+        } else {
+            WorBound::Theorem9
+        }
     }
 
     /// Noise of the penalty test: [`Noise::Gaussian`] (default) or exact discrete Gaussian
@@ -140,15 +168,6 @@ impl MinibatchPenalty {
         k.finite_population_correction = self.finite_population_correction;
         Ok(k)
     }
-
-    /// The accountant method in force: discrete noise is always accounted with RDP.
-    fn method(&self) -> Method {
-        if self.noise.is_discrete() {
-            Method::Rdp
-        } else {
-            self.accountant
-        }
-    }
 }
 
 impl PrivacyCost for MinibatchPenalty {
@@ -167,14 +186,22 @@ impl PrivacyCost for MinibatchPenalty {
     /// (`Method::Pld`), or the Fourier accountant (any other method).
     fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
         Ok(match self.method() {
-            Method::Rdp => Box::new(minibatch_rdp(if self.thesis_compatible {
-                WorBound::ThesisCode
-            } else {
-                WorBound::Theorem9
-            })?),
+            Method::Rdp => Box::new(minibatch_rdp(self.wor_bound())?),
             // Algorithm 2 compares the upper bound with the budget: no refinement needed
             Method::Pld => Box::new(CertifiedPld::new().upper_only(true)),
-            _ => Box::new(Fourier::new()),
+            Method::Fourier => Box::new(match &self.fourier {
+                Some(fa) if fa.relation() != FourierRelation::SubstituteWithoutReplacement => {
+                    return Err(Error::invalid(
+                        "fourier_accountant",
+                        format!("{:?}", fa.relation()),
+                        "the minibatch penalty samples without replacement: use \
+                         FourierRelation::SubstituteWithoutReplacement",
+                    ));
+                }
+                Some(fa) => Fourier::new().with_engine(fa.clone()),
+                None => Fourier::new(),
+            }),
+            m => return Err(unsupported_accountant(m)),
         })
     }
     fn corrected_accountant(&self, _n: u64) -> Result<Option<Box<dyn Accountant>>> {
@@ -186,14 +213,59 @@ impl PrivacyCost for MinibatchPenalty {
     fn accountant_label(&self) -> &'static str {
         match self.method() {
             Method::Rdp => Method::Rdp.label(),
-            Method::Pld => CERTIFIED_LABEL,
+            Method::Pld => CERTIFIED_PLD_LABEL,
             _ => Method::Fourier.label(),
         }
     }
+    /// The accountant method in force: discrete noise is always accounted with RDP.
+    fn method(&self) -> Method {
+        if self.noise.is_discrete() {
+            Method::Rdp
+        } else {
+            self.accountant
+        }
+    }
+    fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
+        vec![("tau", self.tau), ("batch_size", self.batch_size as f64)]
+    }
+    /// RDP: the order whose own count `⌊(ε − ln(1/δ)/(α−1)) / ε_step(α)⌋` is largest (the
+    /// smallest such order on ties), as the thesis code picks it.
+    fn reported_order(
+        &self,
+        n: u64,
+        (eps, delta): (f64, f64),
+        _k: u64,
+        _copies: u64,
+    ) -> Result<Option<f64>> {
+        if self.method() != Method::Rdp {
+            return Ok(None);
+        }
+        let mut one_step = minibatch_rdp(self.wor_bound())?;
+        one_step.compose(&self.releases(n)?.iteration)?;
+        let ln_inv_d = (1.0 / delta).ln();
+        let mut best = (0u64, one_step.orders()[0]);
+        for (i, (&a, &e)) in one_step.orders().iter().zip(one_step.rdp()).enumerate() {
+            let count = floor_pessimistic((eps - ln_inv_d / (a - 1.0)) / e);
+            if i == 0 || count > best.0 {
+                best = (count, a);
+            }
+        }
+        Ok(Some(best.1))
+    }
+    fn thesis_compatible(&self) -> bool {
+        self.thesis_compatible
+    }
 }
 
-/// Label of the certified PLD accountant's upper bound.
-pub(crate) const CERTIFIED_LABEL: &str = "PLD (certified)";
+/// The error for an accountant the minibatch penalty does not support.
+fn unsupported_accountant(m: Method) -> Error {
+    Error::invalid(
+        "accountant",
+        m.key(),
+        "minibatch-penalty supports --accountant fourier (thesis), rdp (Theorem 8) or pld (certified)",
+    )
+}
+
 
 /// The minibatch penalty's RDP accountant: integer orders 2..=199, as the thesis code scans.
 pub(crate) fn minibatch_rdp(bound: WorBound) -> Result<Rdp> {
@@ -222,8 +294,36 @@ impl Sampler for MinibatchPenalty {
 
     /// Default: the Fourier accountant (the thesis').
     fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
-        self.accountant = method.unwrap_or(Method::Fourier);
+        match method.unwrap_or(Method::Fourier) {
+            m @ (Method::Fourier | Method::Rdp | Method::Pld) => self.accountant = m,
+            m => return Err(unsupported_accountant(m)),
+        }
         Ok(())
+    }
+
+    /// The thesis' `mdpps` table (full update) and `mdppa` table (GWMH), tuned for the four
+    /// flat and tempered bananas only.
+    fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
+        use Experiment::*;
+        let gw = self.proposal == ProposalKind::GuidedWalk;
+        let (tau, s, b, bs) = match (experiment, gw) {
+            (EasyBanana2d, _) => (0.7, 0.0010, 1.0, 1000),
+            (EasyBanana10d, false) => (0.6, 0.0001, 3.0, 1000),
+            (EasyBanana10d, true) => (0.5, 0.00032, 2.0, 1000),
+            (TemperedBanana2d, false) => (1.5, 0.025, 4.0, 1000),
+            (TemperedBanana2d, true) => (2.0, 0.04, 4.0, 1000),
+            (TemperedBanana10d, false) => (0.7, 0.02, 2.0, 1200),
+            (TemperedBanana10d, true) => (0.8, 0.028, 2.0, 1200),
+            _ => return Err(untuned(self.key(), experiment)),
+        };
+        Ok(Box::new(
+            MinibatchPenalty::builder()
+                .tau(tau)
+                .proposal_sd(per_coordinate(s, experiment.dim()))
+                .clip_bound(b)
+                .batch_size(bs)
+                .proposal(self.proposal),
+        ))
     }
 
     /// τ = 1, batches of `max(1000, n/100)` rows (at most `n`), certified PLD accounting.

@@ -11,14 +11,17 @@ use super::driver::finish;
 use super::proposal::{ClipDistance, StepSize};
 use super::registry::SamplerEntry;
 use super::run::Run;
-use super::sampler::{Sampler, field_setters, sampler_basics};
+use super::dp_penalty::DpPenalty;
+use super::sampler::{Sampler, field_setters, per_coordinate, sampler_basics};
+use super::settings::RunSetters;
 use super::settings::{RunSettings, clipped_baseline_setters, run_setters};
 use crate::error::Result;
-use crate::models::Model;
+use crate::models::{Experiment, Model};
 
 /// Random-walk MH (non-private baseline), optionally with clipped per-row ratios.
 ///
 /// ```
+/// use dp_mcmc::samplers::RunSetters;
 /// # fn main() -> dp_mcmc::Result<()> {
 /// use dp_mcmc::samplers::Rwmh;
 /// # use dp_mcmc::models::testing::IsotropicGaussian;
@@ -88,4 +91,25 @@ pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
 impl Sampler for Rwmh {
     sampler_basics!("rwmh", baseline);
     field_setters!(set_clip_bound(f64) => Some(clip_bound), set_clip_distance(ClipDistance) => clip_distance, set_proposal_sd(StepSize) => proposal_sd);
+
+    /// The clipping study's steps (THESIS-NOTES §12) for the flat bananas; elsewhere the DP
+    /// penalty's tuned step; 3000 iterations.
+    fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
+        let sd = match experiment {
+            Experiment::EasyBanana2d => per_coordinate(0.01, 2),
+            Experiment::EasyBanana10d => {
+                let mut v = vec![0.015, 0.015];
+                v.extend([0.002; 8]);
+                StepSize::PerCoordinate(v)
+            }
+            _ => {
+                let dp = DpPenalty::builder().tuned_for(experiment)?;
+                dp.as_any()
+                    .downcast_ref::<DpPenalty>()
+                    .map(|p| p.proposal_sd.clone())
+                    .unwrap_or(StepSize::Scalar(0.01)) // unreachable: the table builds a DpPenalty
+            }
+        };
+        Ok(Box::new(Rwmh::builder().proposal_sd(sd).iterations(3000)))
+    }
 }

@@ -12,6 +12,7 @@ use dp_mcmc::models::{
     ColumnData, CustomModel, ExactPosterior, Experiment, Layout, LogisticModel, Model, RowData,
 };
 use dp_mcmc::samplers::DpPenalty;
+use dp_mcmc::samplers::RunSetters;
 
 /// Unit roundoff of rounding to `f32`: `|fl32(x) − x| ≤ U |x|`.
 const U: f64 = 1.0 / (1u64 << 24) as f64;

@@ -3,8 +3,10 @@
 
 use std::time::Duration;
 
-use dp_mcmc::accounting::{Accountant, Gradient, Pld, PrivacyEvent};
+use dp_mcmc::accounting::{Accountant, Pld, PrivacyEvent};
 use dp_mcmc::models::{Experiment, Model};
+use dp_mcmc::samplers::Gradient;
+use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::{DpHmc, DpPenalty, PrivacyCost};
 
 #[test]
@@ -22,7 +24,11 @@ fn ledger_lists_every_chain_and_composes_to_the_guarantee() {
         .seed(5)
         .progress(false)
         .start(vec![0.0, 3.0]);
-    let (k, planned) = sampler.budget(n as usize).unwrap();
+    let dp_mcmc::samplers::IterationBudget {
+        iterations: k,
+        spent: planned,
+        ..
+    } = sampler.budget(n as usize).unwrap();
     let run = sampler.clone().iterations(2).run(&model).unwrap(); // fixed-k run: cheap
     assert_eq!(run.privacy.as_ref().unwrap().ledger.chains.len(), 3);
 

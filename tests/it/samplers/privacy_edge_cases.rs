@@ -4,6 +4,7 @@ use dp_mcmc::accounting::Method;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::models::{CustomModel, Model, RowData};
 use dp_mcmc::rng::chain_rng;
+use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::hmc::HmcKernel;
 use dp_mcmc::samplers::{ClipDistance, DpHmc, DpPenalty, Kernel, MinibatchPenalty};
 
@@ -149,10 +150,18 @@ fn thesis_compatible_rdp_reports_the_corrected_epsilon() {
         .epsilon(4.0)
         .delta(1e-6)
         .per_chain_budget(true);
-    let (k, spent) = base.clone().thesis_compatible(true).budget(n).unwrap();
+    let dp_mcmc::samplers::IterationBudget {
+        iterations: k,
+        spent,
+        ..
+    } = base.clone().thesis_compatible(true).budget(n).unwrap();
     assert_eq!(k, 329);
     assert!(spent.epsilon > 4.2 && spent.epsilon < 4.35, "{spent:?}");
-    let (k, spent) = base.budget(n).unwrap();
+    let dp_mcmc::samplers::IterationBudget {
+        iterations: k,
+        spent,
+        ..
+    } = base.budget(n).unwrap();
     assert_eq!(k, 272);
     assert_eq!(spent.epsilon, 4.0);
 }
@@ -182,14 +191,16 @@ fn fixed_iteration_label_names_the_accountant_used() {
         .run(&model)
         .unwrap();
     assert_eq!(run.privacy.unwrap().accountant, Method::Fourier.label());
-    let run = DpPenalty::builder()
+    // an accountant the sampler does not support is an error naming it, never a silent fallback
+    let err = DpPenalty::builder()
         .accountant(Method::Rdp)
         .iterations(3)
         .chains(1)
         .start(vec![0.3])
         .run(&model)
-        .unwrap();
-    assert_eq!(run.privacy.unwrap().accountant, Method::Pld.label());
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("accountant") && err.contains("zcdp"), "{err}");
 }
 
 /// The Fourier accountant's ε(δ) is rounded pessimistically: its own δ at the returned ε is
