@@ -15,9 +15,8 @@
 //! b = 1300, so its orders are a superset of Theorem 7's), the same conversion.
 
 pub(crate) mod exact;
-pub(crate) mod pld;
 
-use crate::accounting::rdp::wbk_thm9;
+use crate::accounting::rdp::bounds::wbk_thm9;
 use crate::error::{Error, Result, check};
 use exact::rd_exact;
 

@@ -6,7 +6,7 @@ use rustfft::num_complex::Complex;
 
 use super::FourierRelation;
 use super::grid::{CHUNK, Grid};
-use super::pld::PldInner;
+use super::spectrum::PldInner;
 use crate::error::{Error, Result};
 
 /// Terms |U_m F_m^k| below e^{-69} ≈ 1e-30 are skipped (at most nx/2 of them: < 1e-24 in δ).

@@ -46,7 +46,7 @@ mod accountant;
 mod adaptive;
 mod compose;
 mod grid;
-mod pld;
+mod spectrum;
 #[cfg(test)]
 mod tests;
 
@@ -56,7 +56,7 @@ pub use accountant::Fourier;
 pub use adaptive::{
     AUTO_MAX_NX, AUTO_REFINEMENTS, CONVERGENCE_TOLERANCE, DELTA_ROUNDOFF, GridAnswer,
 };
-pub use pld::FourierPld;
+pub use spectrum::FourierPld;
 
 use crate::error::{Error, Result, check};
 use compose::Part;
@@ -135,7 +135,7 @@ impl SubsampledGaussian {
     fn validate(&self) -> Result<()> {
         check::positive("sigma", self.sigma)?;
         check::rate("q", self.q)?;
-        pld::check_steps(self.steps)?;
+        spectrum::check_steps(self.steps)?;
         Ok(())
     }
 }
@@ -321,7 +321,7 @@ impl FourierAccountant {
     /// valid (sigma > 0, q in (0, 1] and < 1 for add/remove, steps ≥ 1).
     pub fn delta(&self, epsilon: f64, parts: &[SubsampledGaussian]) -> Result<f64> {
         let grid = self.grid()?;
-        pld::check_epsilon(epsilon, self.l)?;
+        spectrum::check_epsilon(epsilon, self.l)?;
         // The weight spectrum (one FFT) and the single-step spectra are independent.
         let (plds, _) = rayon::join(|| self.part_plds(parts), || grid.weights(epsilon));
         let plds = plds?;
@@ -373,7 +373,7 @@ impl FourierAccountant {
             }
             eps += step;
             step *= 2.0;
-            pld::check_epsilon(eps, self.l)?;
+            spectrum::check_epsilon(eps, self.l)?;
         }
         Err(Error::Numerical {
             what: "Fourier accountant epsilon",

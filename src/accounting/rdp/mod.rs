@@ -1,9 +1,8 @@
 //! [`Rdp`]: Rényi DP over a grid of orders (Gaussian, Poisson- and WOR-subsampled Gaussian, DP
 //! Barker's Theorem 7 test).
 
-mod bounds;
+pub(crate) mod bounds;
 
-pub(crate) use bounds::wbk_thm9;
 pub use bounds::{
     MAX_RDP_ORDER, RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp, integer_orders,
     poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,

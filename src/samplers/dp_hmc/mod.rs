@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::hmc::{HmcKernel, HmcNoise};
+use super::hmc::{HmcKernel, HmcNoise, thesis_integrator};
 use super::privacy::{
     full_data_method, full_data_method_checked,
     PrivacyCost, dp_run, full_data_accountant, full_data_label, gaussian_release,
@@ -235,19 +235,21 @@ impl Sampler for DpHmc {
         Ok(())
     }
 
-    /// The thesis' `hmc` table (its gradient schedule: this sampler's).
+    /// The thesis' `hmc` table (noise, clip bounds; the integrator from
+    /// `hmc::thesis_integrator`; the gradient schedule: this sampler's).
     fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
         use Experiment::*;
-        let (tau_l, tau_g, l, eta, b_l, b_g) = match experiment {
-            EasyBanana2d => (0.1, 0.4, 10, 0.0005, 2.0, 1.0),
-            EasyBanana10d => (0.05, 0.2, 10, 0.00015, 2.5, 3.0),
-            TemperedBanana2d => (0.2, 0.6, 10, 0.01, 2.5, 2.0),
-            TemperedBanana10d => (0.08, 0.20, 10, 0.015, 2.5, 3.5),
-            HardBanana2d => (0.15, 0.25, 5, 0.00045, 5.0, 2.8),
-            Gauss30d => (0.05, 0.10, 5, 0.00025, 2.5, 6.0),
-            HardGauss2d => (0.05, 0.20, 8, 0.00007, 30.0, 29.0),
-            Circle => (0.6, 1.9, 40, 0.07, 0.001, 0.0015),
+        let (tau_l, tau_g, b_l, b_g) = match experiment {
+            EasyBanana2d => (0.1, 0.4, 2.0, 1.0),
+            EasyBanana10d => (0.05, 0.2, 2.5, 3.0),
+            TemperedBanana2d => (0.2, 0.6, 2.5, 2.0),
+            TemperedBanana10d => (0.08, 0.20, 2.5, 3.5),
+            HardBanana2d => (0.15, 0.25, 5.0, 2.8),
+            Gauss30d => (0.05, 0.10, 2.5, 6.0),
+            HardGauss2d => (0.05, 0.20, 30.0, 29.0),
+            Circle => (0.6, 1.9, 0.001, 0.0015),
         };
+        let (l, eta) = thesis_integrator(experiment);
         Ok(Box::new(
             DpHmc::builder()
                 .tau_l(tau_l)

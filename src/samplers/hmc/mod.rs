@@ -13,7 +13,6 @@ use super::driver::finish;
 use super::proposal::ClipDistance;
 use super::registry::SamplerEntry;
 use super::run::Run;
-use super::dp_hmc::DpHmc;
 use super::sampler::{Sampler, field_setters, sampler_basics};
 use super::settings::RunSetters;
 use super::settings::{RunSettings, clipped_baseline_setters, hmc_setters, run_setters};
@@ -100,6 +99,22 @@ pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
     build: || Box::new(Hmc::builder()),
 };
 
+/// The thesis' tuned leapfrog integrator `(L, η)` per experiment (its DP HMC table, `hmc`;
+/// the non-private baseline uses it outside the flat bananas; unit masses).
+pub(crate) fn thesis_integrator(experiment: Experiment) -> (usize, f64) {
+    use Experiment::*;
+    match experiment {
+        EasyBanana2d => (10, 0.0005),
+        EasyBanana10d => (10, 0.00015),
+        TemperedBanana2d => (10, 0.01),
+        TemperedBanana10d => (10, 0.015),
+        HardBanana2d => (5, 0.00045),
+        Gauss30d => (5, 0.00025),
+        HardGauss2d => (8, 0.00007),
+        Circle => (40, 0.07),
+    }
+}
+
 impl Sampler for Hmc {
     sampler_basics!("hmc", baseline);
     field_setters!(set_clip_bound(f64) => Some(clip_bound), set_clip_distance(ClipDistance) => clip_distance);
@@ -118,14 +133,11 @@ impl Sampler for Hmc {
                 Hmc::builder().step_size(0.001).leapfrog_steps(15).mass(m)
             }
             _ => {
-                let dp = DpHmc::builder().tuned_for(experiment)?;
-                let p = dp.as_any().downcast_ref::<DpHmc>().ok_or_else(|| {
-                    crate::Error::Model("the DP HMC table builds a DpHmc".into())
-                })?;
+                let (l, eta) = thesis_integrator(experiment);
                 Hmc::builder()
-                    .step_size(p.step_size)
-                    .leapfrog_steps(p.leapfrog_steps)
-                    .mass(p.mass.clone().unwrap_or_else(|| vec![1.0; experiment.dim()]))
+                    .step_size(eta)
+                    .leapfrog_steps(l)
+                    .mass(vec![1.0; experiment.dim()])
             }
         };
         Ok(Box::new(h.iterations(500)))

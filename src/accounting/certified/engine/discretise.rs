@@ -39,7 +39,7 @@ pub(crate) fn discretise(loss: Loss, h: f64, tail: f64, max_len: usize) -> Optio
         let (b, n) = (batch_size as f64, n as f64);
         let (_, top) = loss.range(tail);
         return super::profile::discretise_profile(
-            |e| crate::accounting::barker::pld::amplified_delta(e, b, n),
+            |e| super::barker::amplified_delta(e, b, n),
             top,
             h,
             max_len,

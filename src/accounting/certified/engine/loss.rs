@@ -43,7 +43,7 @@ pub(crate) enum Loss {
     Substitute { sigma: f64, q: f64 },
     /// One DP Barker step on a batch of `batch_size` rows drawn without replacement from `n`:
     /// known through its privacy profile only (the supremum over the feasible family,
-    /// amplified; `accounting/barker/pld.rs`), discretised by `profile.rs` (symmetric).
+    /// amplified; `engine/barker.rs`), discretised by `profile.rs` (symmetric).
     BarkerTest { n: u64, batch_size: u64 },
 }
 
@@ -209,8 +209,7 @@ impl Loss {
     /// bounds where the loss is bounded).
     pub(crate) fn range(self, tail: f64) -> (f64, f64) {
         if let Loss::BarkerTest { n, batch_size } = self {
-            let top =
-                crate::accounting::barker::pld::amplified_range(batch_size as f64, n as f64, tail);
+            let top = super::barker::amplified_range(batch_size as f64, n as f64, tail);
             return (-top, top);
         }
         let Some(pair) = self.mixtures() else {

@@ -22,6 +22,7 @@
 //!    starts coarse and shrinks until the interval is as narrow as asked or the work budget
 //!    is spent; every round's interval is certified, so the answer is their intersection.
 
+pub(crate) mod barker;
 pub(crate) mod compose;
 pub(crate) mod curve;
 pub(crate) mod discretise;
