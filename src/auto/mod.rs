@@ -12,7 +12,7 @@
 //!    (default: the origin), charged as `"initialisation"`; chains start from it with public
 //!    jitter;
 //! 3. **warm-up**: the first half of every chain adapts its step scale from its own released
-//!    accept decisions ([`crate::samplers::adapt`]): post-processing, so the only cost is the
+//!    accept decisions ([`StepAdapter`](crate::samplers::StepAdapter)): post-processing, so the only cost is the
 //!    warm-up iterations, charged as `"warm-up"`;
 //! 4. **sampling**: the noise scale and the iteration count follow from the budget left and
 //!    n (each sampler's [`Sampler::derive_auto`](crate::samplers::Sampler::derive_auto)), the count from Algorithm 2 on top of the earlier releases, charged as

@@ -85,7 +85,7 @@ pub trait Kernel: Send + Sync {
 
     /// Set the chain's step scale: `scale` times the configured step (random-walk proposal
     /// standard deviations, or the HMC step size). Warm-up adaptation
-    /// ([`crate::samplers::adapt`]) calls it; the scale never enters the sensitivity or the
+    /// ([`StepAdapter`](crate::samplers::StepAdapter)) calls it; the scale never enters the sensitivity or the
     /// noise multiplier of a release. Kernels without a tunable step ignore it (the default).
     fn set_step_scale(&self, _state: &mut Self::State, _scale: f64) {}
 
@@ -94,7 +94,7 @@ pub trait Kernel: Send + Sync {
     /// ([`RunSettings::threads_per_chain`](crate::samplers::RunSettings::threads_per_chain));
     /// it may allocate (per-thread chunk buffers), `step` still never does. Results do not
     /// depend on it: every pass adds its per-chunk partial sums in chunk order
-    /// ([`crate::samplers::split`]). Kernels without a data pass ignore it (the default).
+    /// (`samplers::split`). Kernels without a data pass ignore it (the default).
     fn set_pass_threads(&self, _state: &mut Self::State, _threads: usize) {}
 
     /// The acceptance rate warm-up adaptation aims at by default (0.25: random-walk kernels,

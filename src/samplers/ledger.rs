@@ -17,7 +17,7 @@ pub struct ChainLedger {
 }
 
 /// A release made from the data before the chains start (a DP initial point, a DP clip bound),
-/// shared by every chain. [`RunSettings::spent_before`] lists them; the budget and the ledger
+/// shared by every chain. [`RunSettings::spent_before`](super::RunSettings::spent_before) lists them; the budget and the ledger
 /// compose them before the chains.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EarlierRelease {
@@ -49,7 +49,7 @@ pub struct LedgerPart {
 }
 
 /// The privacy ledger of a run: what each chain released, the composed event of the whole
-/// run, and the releases of one chain it was built from. [`PrivacySpent`] holds it beside the
+/// run, and the releases of one chain it was built from. [`PrivacySpent`](super::PrivacySpent) holds it beside the
 /// (ε, δ) it reached.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Ledger {

@@ -5,21 +5,21 @@
 //! `split` spreads it over threads), proposals, run settings, the driver (chains in parallel), the privacy plan and ledger
 //! (`privacy`), and what a budget allows ([`IterationBudget`], every DP builder's `budget(n)`).
 
-pub mod adapt;
+pub(crate) mod adapt;
 pub(crate) mod batch;
 pub(crate) mod budget;
-pub mod driver;
+pub(crate) mod driver;
 mod fluent;
-pub mod kernel;
+pub(crate) mod kernel;
 mod ledger;
 pub mod pass;
 mod privacy;
-pub mod proposal;
+pub(crate) mod proposal;
 mod registry;
-pub mod run;
+pub(crate) mod run;
 pub(crate) mod sampler;
 mod settings;
-pub mod split;
+pub(crate) mod split;
 pub mod vcorr;
 
 pub use crate::accounting::Method;
@@ -29,6 +29,7 @@ pub use budget::{Gradient, IterationBudget};
 pub use dp_barker::DpBarker;
 pub use dp_hmc::DpHmc;
 pub use dp_penalty::DpPenalty;
+pub use driver::run_chains;
 pub use hmc::Hmc;
 pub use kernel::{Kernel, StepInfo};
 pub use ledger::{ChainLedger, EarlierRelease, Ledger, LedgerPart};

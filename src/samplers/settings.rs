@@ -111,7 +111,7 @@ pub struct RunSettings {
     /// Threads inside each chain: its data passes are split over this many rayon threads
     /// (default `None`: automatic, the pool's threads divided by the chains, at least 1; so
     /// few chains on many cores split their passes, many chains run one thread each). Passes
-    /// over fewer than [`PARALLEL_MIN_CHUNKS`](crate::samplers::split::PARALLEL_MIN_CHUNKS)
+    /// over fewer than 256 (`PARALLEL_MIN_CHUNKS`)
     /// chunks of 1024 rows stay sequential. Results do not depend on it (docs/ARCHITECTURE.md,
     /// "The parallel pass").
     #[serde(default)]
@@ -131,7 +131,7 @@ pub struct RunSettings {
     #[serde(default = "default_max_trace_bytes")]
     pub max_trace_bytes: u64,
     /// Warm-up iterations per chain (default 0): the first `warmup` iterations adapt the step
-    /// scale from the chain's released accept decisions ([`crate::samplers::adapt`]); they
+    /// scale from the chain's released accept decisions ([`StepAdapter`](crate::samplers::StepAdapter)); they
     /// count toward the iterations and are charged like every other iteration. Their draws
     /// are kept in the trace (`Run::warmup` says how many lead each chain).
     #[serde(default)]

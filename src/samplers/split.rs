@@ -38,19 +38,8 @@ pub struct Split {
 }
 
 impl Split {
-    /// The split of a pass over `rows` rows for `threads` threads per chain (1: sequential).
-    ///
-    /// ```
-    /// use dp_mcmc::samplers::split::{PARALLEL_MIN_CHUNKS, Split};
-    /// use dp_mcmc::samplers::pass::CHUNK;
-    /// // small data: one group (sequential) whatever the threads
-    /// assert_eq!(Split::new(100_000, 8).groups(), 1);
-    /// // large data: several groups per thread
-    /// let big = Split::new(10_000_000, 2);
-    /// assert!(big.groups() > 2);
-    /// assert_eq!(Split::new(10_000_000, 1).groups(), 1);
-    /// assert_eq!(Split::new(PARALLEL_MIN_CHUNKS * CHUNK, 2).groups(), 8);
-    /// ```
+    /// The split of a pass over `rows` rows for `threads` threads per chain (1: sequential;
+    /// examples in the unit test `groups_by_size_and_threads`).
     pub fn new(rows: usize, threads: usize) -> Split {
         let chunks = rows.div_ceil(CHUNK);
         let wanted = if threads <= 1 || chunks < PARALLEL_MIN_CHUNKS {
@@ -149,6 +138,17 @@ fn recurse<S, P, R, F>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn groups_by_size_and_threads() {
+        // small data: one group (sequential) whatever the threads
+        assert_eq!(Split::new(100_000, 8).groups(), 1);
+        // large data: several groups per thread
+        let big = Split::new(10_000_000, 2);
+        assert!(big.groups() > 2);
+        assert_eq!(Split::new(10_000_000, 1).groups(), 1);
+        assert_eq!(Split::new(PARALLEL_MIN_CHUNKS * CHUNK, 2).groups(), 8);
+    }
 
     #[test]
     fn groups_cover_every_chunk_once() {

@@ -8,7 +8,7 @@ use dp_mcmc::models::{CustomModel, Model, RowData};
 use dp_mcmc::rng::ChainRng;
 use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::SamplerKind;
-use dp_mcmc::samplers::driver::run_chains;
+use dp_mcmc::samplers::run_chains;
 use dp_mcmc::samplers::{Kernel, RunSettings, Start, StepInfo};
 
 fn model() -> IsotropicGaussian {

@@ -43,7 +43,7 @@ impl GradScratch {
     }
 }
 
-/// Buffers for per-row gradient passes: one `GradScratch` per group of chunks ([`Split`])
+/// Buffers for per-row gradient passes: one `GradScratch` per group of chunks (`Split`)
 /// and the per-chunk partial gradient sums (`d` per chunk).
 #[derive(Clone, Debug)]
 pub struct GradBuffer {
@@ -71,7 +71,7 @@ impl GradBuffer {
     }
 
     /// Split the passes over up to `threads` rayon threads (1: sequential; small data stay
-    /// sequential anyway, see [`Split`]). Allocates the groups' scratch; results do not
+    /// sequential anyway, see `Split`). Allocates the groups' scratch; results do not
     /// depend on it.
     pub fn set_threads(&mut self, threads: usize) {
         self.split = Split::new(self.split.chunks() * CHUNK, threads);

@@ -59,7 +59,7 @@ pub(super) fn clamp_nan_low(x: f64, bound: f64) -> f64 {
 }
 
 /// Per-row state a full-data kernel keeps: one chunk buffer per group of chunks
-/// ([`Split`]), the per-chunk partial sums, and for models without a closed-form ratio the
+/// (`Split`), the per-chunk partial sums, and for models without a closed-form ratio the
 /// per-row log-likelihoods of the current and the proposed state, in the model's
 /// [`layout`](Model::layout) (`f64`, or `f32` for compact models: see there).
 #[derive(Clone, Debug)]
@@ -169,7 +169,7 @@ impl RowCache {
     }
 
     /// Split the passes over up to `threads` rayon threads (1: sequential; small data stay
-    /// sequential anyway, see [`Split`]). Allocates the groups' chunk buffers; results do not
+    /// sequential anyway, see `Split`). Allocates the groups' chunk buffers; results do not
     /// depend on it.
     pub fn set_threads(&mut self, threads: usize) {
         let pass = &mut self.pass;
