@@ -1,9 +1,45 @@
-//! DataFrames of a sampler [`Run`]: wide draws, per-step statistics, per-chain summary.
+//! DataFrames of a sampler [`Run`]: wide draws, per-step statistics, per-chain summary, and
+//! its privacy [`Ledger`] part by part.
 
 use polars::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::samplers::Run;
+use crate::samplers::{Ledger, Run};
+
+impl Ledger {
+    /// The cost part by part, in the order it was spent: columns `part` (`initialisation`,
+    /// `clip bound`, `warm-up`, `sampling`), `releases` (u64), `epsilon_share` (the shares add
+    /// up to the run's ε) and `event` (the part's privacy event, as text). A run without parts
+    /// (a fixed-iteration or non-private run) gives an empty frame with these columns.
+    ///
+    /// ```
+    /// use dp_mcmc::prelude::*;
+    /// # use dp_mcmc::models::testing::IsotropicGaussian;
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// # let model = IsotropicGaussian::new((0..1000).map(|i| (i % 7) as f64 / 7.0).collect(), 1)?;
+    /// let run = DpPenalty::builder().tau(0.5).proposal_sd(0.05).epsilon(4.0).delta(1e-5)
+    ///     .chains(2).warmup(10).seed(1).start(vec![0.5]).run(&model)?;
+    /// let ledger = &run.privacy.as_ref().unwrap().ledger;
+    /// let table = ledger.to_frame()?;
+    /// assert_eq!(table.get_column_names(), ["part", "releases", "epsilon_share", "event"]);
+    /// assert_eq!(table.height(), ledger.parts.len()); // warm-up, then sampling
+    /// let total: f64 = ledger.parts.iter().map(|p| p.epsilon_share).sum();
+    /// assert!((total - 4.0).abs() < 1e-9);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// Only polars errors (none expected).
+    pub fn to_frame(&self) -> Result<DataFrame> {
+        let df = df!(
+            "part" => self.parts.iter().map(|p| p.part.as_str()).collect::<Vec<_>>(),
+            "releases" => self.parts.iter().map(|p| p.releases).collect::<Vec<u64>>(),
+            "epsilon_share" => self.parts.iter().map(|p| p.epsilon_share).collect::<Vec<f64>>(),
+            "event" => self.parts.iter().map(|p| p.event.to_string()).collect::<Vec<_>>(),
+        )?;
+        Ok(df)
+    }
+}
 
 /// The 1-based `draw` number of 0-based step `step` (u32 column).
 fn draw_number(step: usize) -> Result<u32> {
