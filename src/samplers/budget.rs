@@ -87,18 +87,7 @@ pub(crate) fn of_plan(
             let (eps, delta) = run
                 .privacy_budget()?
                 .unwrap_or((spent.epsilon, spent.delta));
-            // the accountant that counted (the plan's, with its caches, unless the count is
-            // the thesis code's and the plan reports the corrected one)
-            let mut counting = if cost.corrected_accountant(n)?.is_some() {
-                cost.new_accountant(n)?
-            } else {
-                plan.empty_accountant()
-            };
-            for b in &run.spent_before {
-                counting.compose(&b.event)?;
-            }
-            counting.compose(&cost.releases(n)?.for_chains(k, run.copies() as u64))?;
-            let m = counting.budget_measure(eps, delta)?;
+            let m = plan.measure_at_count(cost, eps, delta)?;
             let order = cost.reported_order(n, (eps, delta), k, run.copies() as u64)?;
             (eps, delta, m.value(), m.quantity(), order)
         }

@@ -10,7 +10,9 @@
 use super::ledger::{EarlierRelease, Ledger};
 use super::run::{ChainTrace, PrivacySpent};
 use super::settings::{Budget, RunSettings};
-use crate::accounting::{Accountant, Method, Pld, PrivacyEvent, Releases, Zcdp, ZcdpConversion};
+use crate::accounting::{
+    Accountant, Measure, Method, Pld, PrivacyEvent, Releases, Zcdp, ZcdpConversion,
+};
 use crate::error::{Error, Result, check};
 
 /// What a DP sampler releases and how it is accounted.
@@ -119,6 +121,8 @@ pub struct Plan {
     made_for: serde_json::Value,
     /// The rows it was made for (the releases' noise depends on them).
     n_rows: usize,
+    /// Whether the count follows the thesis code (`empty` is then the corrected accountant).
+    thesis_count: bool,
 }
 
 impl std::fmt::Debug for Plan {
@@ -270,10 +274,30 @@ impl Plan {
             .collect()
     }
 
-    /// The reporting accountant before any release (for a plan whose count is not the thesis
-    /// code's, the counting accountant; clones share a Fourier accountant's cached spectra).
-    pub(crate) fn empty_accountant(&self) -> Box<dyn Accountant> {
-        self.empty.boxed()
+    /// The counting accountant at the plan's count (earlier releases and every chain
+    /// composed), measured against `(ε, δ)`: the plan's own accountant (clones share a Fourier
+    /// accountant's cached spectra), or `cost`'s where the count follows the thesis code and the
+    /// plan reports the corrected one.
+    pub(crate) fn measure_at_count(
+        &self,
+        cost: &dyn PrivacyCost,
+        epsilon: f64,
+        delta: f64,
+    ) -> Result<Measure> {
+        let mut acc = if self.thesis_count {
+            cost.new_accountant(self.n_rows as u64)?
+        } else {
+            self.empty.boxed()
+        };
+        for b in &self.before {
+            acc.compose(&b.event)?;
+        }
+        acc.compose(
+            &self
+                .releases
+                .for_chains(self.iterations as u64, self.copies),
+        )?;
+        acc.budget_measure(epsilon, delta)
     }
 
     /// The planned guarantee.
@@ -373,6 +397,7 @@ pub(crate) fn plan_any(cost: &dyn PrivacyCost, run: &RunSettings, n_rows: usize)
         copies: copies as u64,
         made_for: serde_json::Value::Null,
         n_rows,
+        thesis_count,
     })
 }
 
@@ -441,14 +466,11 @@ pub(crate) fn full_data_method(method: Method, discrete: bool) -> Method {
 
 pub(crate) fn full_data_label(method: Method, discrete: bool) -> &'static str {
     match (discrete, method) {
-        (true, _) => DISCRETE_LABEL,
+        (true, _) => crate::accounting::ZCDP_CKS20_LABEL,
         (false, Method::Zcdp) => Method::Zcdp.label(),
         (false, _) => Method::Pld.label(),
     }
 }
-
-/// Label of the CKS20 zCDP accountant of samplers with discrete Gaussian noise.
-pub(crate) const DISCRETE_LABEL: &str = crate::accounting::ZCDP_CKS20_LABEL;
 
 /// `budget(n_rows)` and `run(model)` for a DP sampler builder with a `kernel(model)` method and a
 /// [`PrivacyCost`] impl: both go through [`plan`], so a run is charged exactly what its budget
