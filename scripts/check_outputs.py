@@ -4,7 +4,10 @@
 Usage: check_outputs.py out/NAME.ipynb ...
 
 A notebook passes when
-  * it exists and every code cell was executed (a run that died leaves cells unexecuted),
+  * it exists (`jupyter execute` writes nothing when the kernel dies or a cell times out) and
+    every code cell was executed in this run: it has nbclient's execution timestamps (cell
+    metadata "execution"). The input notebooks carry committed outputs and execution counts, and
+    nbclient replaces them only in the cells it executes (a skipped cell keeps them).
   * no output is an error and nothing is printed on stderr (evcxr reports an error returned
     through `?` only there),
   * at least one output is an HTML table (text/html containing "<table"),
@@ -76,8 +79,8 @@ def check_notebook(path):
             continue
         if not text_of(cell.get("source")).strip():
             continue
-        if cell.get("execution_count") is None:
-            problems.append(f"cell {i}: not executed")
+        if cell.get("execution_count") is None or not (cell.get("metadata") or {}).get("execution"):
+            problems.append(f"cell {i}: not executed in this run")
         for out in cell.get("outputs", []):
             kind = out.get("output_type")
             if kind == "error":

@@ -67,6 +67,23 @@ impl ClippingSpec {
         }
     }
 
+    /// The smallest grid that still shows clipping's effect (a notebook's quick live grid):
+    /// d = 2, bounds {0.5, 2, 1000}, one RWMH chain each.
+    ///
+    /// ```
+    /// use dp_mcmc::experiments::ClippingSpec;
+    /// assert_eq!(ClippingSpec::smoke().tasks().len(), 3);
+    /// ```
+    pub fn smoke() -> ClippingSpec {
+        ClippingSpec {
+            dims: vec![2],
+            bounds: vec![0.5, 2.0, 1000.0],
+            chains: 1,
+            algorithms: vec![SamplerKind::Rwmh],
+            ..ClippingSpec::quick()
+        }
+    }
+
     /// Every task, chain-major.
     pub fn tasks(&self) -> Vec<Task> {
         let mut out = Vec::new();

@@ -231,6 +231,23 @@ impl ComparisonSpec {
         }
     }
 
+    /// The smallest grid that still compares every algorithm (a notebook's quick live grid):
+    /// the flat 2-d banana at ε = 1, 2 chains.
+    ///
+    /// ```
+    /// use dp_mcmc::experiments::ComparisonSpec;
+    /// assert_eq!(ComparisonSpec::smoke().tasks().len(), 2 * 6); // six algorithms, two chains
+    /// ```
+    pub fn smoke() -> ComparisonSpec {
+        ComparisonSpec {
+            experiments: vec![Experiment::EasyBanana2d],
+            epsilons: vec![1.0],
+            circle_epsilons: vec![],
+            chains: 2,
+            algorithms: None,
+        }
+    }
+
     /// Every task, chain-major (all chain-0 tasks first), so that a run stopped early has a
     /// few chains of every configuration rather than all chains of a few.
     pub fn tasks(&self) -> Vec<Task> {

@@ -73,6 +73,22 @@ pub struct GridReport {
     pub task_seconds: f64,
 }
 
+impl std::fmt::Display for GridReport {
+    /// One line: `N tasks: R run, S found finished, I interrupted, F failed (W s)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} tasks: {} run, {} found finished, {} interrupted, {} failed ({:.1} s)",
+            self.tasks,
+            self.completed,
+            self.skipped,
+            self.interrupted,
+            self.failed.len(),
+            self.wall_seconds
+        )
+    }
+}
+
 /// A model with its reference sample and start points, shared by the tasks on it.
 struct Problem {
     model: ExperimentModel,
@@ -458,6 +474,46 @@ impl GridRunner {
     /// line every 30 s.
     pub fn new() -> GridRunner {
         GridRunner::default()
+    }
+
+    /// For notebooks and scripts: no progress bar and no progress lines (the other defaults
+    /// as [`GridRunner::new`]).
+    pub fn quiet() -> GridRunner {
+        GridRunner {
+            progress: false,
+            log_every: None,
+            ..GridRunner::default()
+        }
+    }
+
+    /// Runs every one of `tasks` into a new results file at `out`: an existing file is
+    /// removed first, so nothing is resumed and the report is the same on every run (a live
+    /// grid in a notebook). [`GridRunner::run`] resumes instead.
+    ///
+    /// ```
+    /// use dp_mcmc::experiments::{ComparisonSpec, GridRunner};
+    /// use dp_mcmc::models::Experiment;
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let out = std::env::temp_dir().join(format!("dp-mcmc-doc-fresh-{}.csv", std::process::id()));
+    /// let spec = ComparisonSpec { chains: 1, ..ComparisonSpec::smoke() };
+    /// let tasks: Vec<_> = spec.tasks().into_iter().take(1).collect();
+    /// let first = GridRunner::quiet().run_fresh(&tasks, &out)?;
+    /// let again = GridRunner::quiet().run_fresh(&tasks, &out)?;
+    /// assert_eq!((first.completed, again.completed, again.skipped), (1, 1, 0));
+    /// // a folder is not a results file
+    /// assert!(GridRunner::quiet().run_fresh(&tasks, std::env::temp_dir()).is_err());
+    /// std::fs::remove_file(&out)?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`GridRunner::run`], and a file that cannot be removed.
+    pub fn run_fresh(&self, tasks: &[Task], out: impl AsRef<Path>) -> Result<GridReport> {
+        let out = out.as_ref();
+        if out.is_file() {
+            std::fs::remove_file(out)?;
+        }
+        self.run(tasks, out)
     }
 
     /// Runs the `tasks` not yet in `out` (a results CSV), appending a row per finished task.

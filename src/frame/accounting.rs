@@ -1,11 +1,10 @@
 //! DataFrames of accountant grids: iteration budgets and δ(ε) curves over a grid of ε, and the
 //! thesis' Figure 6.1 comparison table.
 
+use super::figure_6_1::Figure61;
 use crate::Result;
-use crate::accounting::fourier::{FourierAccountant, FourierRelation};
-use crate::accounting::{Accountant, Method};
-use crate::samplers::RunSetters;
-use crate::samplers::{DpHmc, DpPenalty, Gradient, IterationBudget, MinibatchPenalty};
+use crate::accounting::Accountant;
+use crate::samplers::{Gradient, IterationBudget};
 use polars::prelude::*;
 
 /// `numpy.linspace(start, stop, num)`.
@@ -81,13 +80,9 @@ pub fn delta_frame<A: Accountant>(acc: &A, epsilons: &[f64]) -> Result<DataFrame
     Ok(df)
 }
 
-/// The thesis' Figure 6.1 comparison (thesis §6.1; THESIS-NOTES §16) on the grid `epsilons` (the
-/// thesis uses `linspace(0.5, 6, 50)`): n = 1e5, δ = 1e-6; DP penalty τ = 0.1 (zCDP vs ADP);
-/// minibatch penalty τ = `minibatch_tau` (final figure 0.7, March 0.9), b = 1000 (RDP vs Fourier);
-/// DP HMC τ_l = 0.1, τ_g = 0.4, L = 10 (zCDP vs ADP) with the given gradient schedule.
-/// `thesis_compatible` selects the thesis code's minibatch RDP sum (to j = α−1); the final thesis
-/// figure is `(0.7, Gradient::Fresh, true)`. Columns as [`iterations_frame`]. The Fourier rows take
-/// most of the time (~0.5 s per ε).
+/// The thesis' Figure 6.1 comparison on the grid `epsilons`: [`Figure61`] with
+/// the given minibatch τ, gradient schedule and RDP sum; the final thesis figure is
+/// `(linspace(0.5, 6, 50), 0.7, Gradient::Fresh, true)`. Columns as [`iterations_frame`].
 ///
 /// # Errors
 /// Invalid parameters (e.g. `minibatch_tau ≤ 0`) or a Fourier-accountant failure.
@@ -97,42 +92,13 @@ pub fn figure_6_1_with(
     gradient: Gradient,
     thesis_compatible: bool,
 ) -> Result<DataFrame> {
-    let n = 100_000;
-    let delta = 1e-6;
-    let mut rows = Vec::with_capacity(6 * epsilons.len());
-    let penalty = DpPenalty::builder().tau(0.1).chains(1).delta(delta);
-    for m in [Method::Zcdp, Method::Pld] {
-        for &e in epsilons {
-            rows.push(penalty.clone().accountant(m).epsilon(e).budget(n)?);
-        }
+    Figure61 {
+        epsilons: epsilons.to_vec(),
+        minibatch_tau,
+        gradient,
+        thesis_compatible,
     }
-    // one accountant for the whole grid: its single-step spectrum is computed once
-    let fa = FourierAccountant::new(FourierRelation::SubstituteWithoutReplacement);
-    let minibatch = MinibatchPenalty::builder()
-        .tau(minibatch_tau)
-        .batch_size(1000)
-        .thesis_compatible(thesis_compatible)
-        .fourier_accountant(fa)
-        .chains(1)
-        .delta(delta);
-    for m in [Method::Rdp, Method::Fourier] {
-        for &e in epsilons {
-            rows.push(minibatch.clone().accountant(m).epsilon(e).budget(n)?);
-        }
-    }
-    let hmc = DpHmc::builder()
-        .tau_l(0.1)
-        .tau_g(0.4)
-        .leapfrog_steps(10)
-        .gradient(gradient)
-        .chains(1)
-        .delta(delta);
-    for m in [Method::Zcdp, Method::Pld] {
-        for &e in epsilons {
-            rows.push(hmc.clone().accountant(m).epsilon(e).budget(n)?);
-        }
-    }
-    iterations_frame(&rows)
+    .frame()
 }
 
 /// The final thesis' Figure 6.1 on `linspace(0.5, 6, 50)` (τ = 0.7, fresh gradients), in the

@@ -171,6 +171,43 @@ pub fn medians_frame(rows: &[ResultRow]) -> Result<DataFrame> {
     Ok(df)
 }
 
+/// The exact-posterior reference sample of an experiment (1000 draws, thesis Table 5.1), one
+/// column per parameter named as the model names them: the dashed reference in
+/// [`crate::plots::experiments::pair_plot`].
+///
+/// ```
+/// use dp_mcmc::frame::experiments::reference_frame;
+/// use dp_mcmc::models::Experiment;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let df = reference_frame(&Experiment::EasyBanana2d.model()?)?;
+/// assert_eq!((df.height(), df.width()), (1000, 2));
+/// // the circle has no exact posterior sample
+/// assert!(reference_frame(&Experiment::Circle.model()?).is_err());
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// [`crate::Error::InvalidData`] for an experiment without an exact posterior (the circle).
+pub fn reference_frame(model: &crate::models::ExperimentModel) -> Result<DataFrame> {
+    use crate::models::Model;
+    let draws = model.default_reference_sample().ok_or_else(|| {
+        crate::Error::InvalidData(format!(
+            "the experiment `{}` has no exact posterior sample to compare with",
+            model.experiment().name()
+        ))
+    })?;
+    let columns: Vec<Column> = model
+        .param_names()
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let values: Vec<f64> = draws.iter().map(|x| x[i]).collect();
+            Column::new(name.as_str().into(), values)
+        })
+        .collect();
+    Ok(DataFrame::new_infer_height(columns)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,6 +145,12 @@ pub struct FitSpec {
     /// Groups of covariates declared one-hot (at most one non-zero per row; used by the
     /// noise-aware method, [`GlmData::one_hot`](crate::noise_aware::GlmData::one_hot)).
     pub one_hot: Vec<Vec<String>>,
+    /// Map every covariate onto `[0, 1]` by its declared bounds, `(x − lo)/(hi − lo)` (a public
+    /// transformation, fixed before the data are read): each coefficient is then the effect of
+    /// the covariate's whole declared range, and the privacy analysis no longer depends on the
+    /// units (a covariate declared `0:60` weighs as much as one declared `0:1`). Needs declared
+    /// bounds on every covariate.
+    pub scale_to_unit: bool,
 }
 
 impl FitSpec {
@@ -159,7 +165,55 @@ impl FitSpec {
             clamp: false,
             prior_sd: 10f64.sqrt(),
             one_hot: Vec::new(),
+            scale_to_unit: false,
         }
+    }
+
+    /// Adds the covariate `name` with its declared public bounds `[lo, hi]` (from a codebook,
+    /// never from the data): the builder form of setting `features` and `bounds`.
+    ///
+    /// ```
+    /// use dp_mcmc::frame::fit_data::{FitKind, FitSpec, prepare};
+    /// use dp_mcmc::models::Model;
+    /// use dp_mcmc::polars::prelude::*;
+    /// # fn main() -> dp_mcmc::Result<()> {
+    /// let df = df!("sick" => [0.0, 1.0, 1.0], "age" => [20.0, 80.0, 65.0], "dose" => [0.5, 2.0, 9.0])?;
+    /// let spec = FitSpec::new(FitKind::Logistic, "sick")
+    ///     .covariate("age", 18.0, 98.0)
+    ///     .covariate("dose", 0.0, 4.0)
+    ///     .clamped(true) // the dose 9 becomes 4
+    ///     .scaled_to_unit(true); // age 20 becomes 0.025, dose 2 becomes 0.5
+    /// let model = prepare(&df, &spec)?;
+    /// assert_eq!(model.param_names(), ["intercept", "age", "dose"]);
+    /// // the public Lipschitz bound of the scaled rows: ‖(1, 1, 1)‖
+    /// assert!((model.public_lipschitz().unwrap() - 3f64.sqrt()).abs() < 1e-12);
+    /// // without --clamp the out-of-range dose is an error naming the column and row
+    /// let err = prepare(&df, &spec.clamped(false)).unwrap_err().to_string();
+    /// assert!(err.contains("`dose`") && err.contains("row 2"), "{err}");
+    /// # Ok(()) }
+    /// ```
+    pub fn covariate(mut self, name: &str, lo: f64, hi: f64) -> Self {
+        self.features.get_or_insert_with(Vec::new).push(name.into());
+        self.bounds.push(Bound {
+            column: name.into(),
+            lo,
+            hi,
+        });
+        self
+    }
+
+    /// Sets [`clamp`](Self::clamp): values outside their declared bounds are clamped onto
+    /// them instead of failing.
+    pub fn clamped(mut self, clamp: bool) -> Self {
+        self.clamp = clamp;
+        self
+    }
+
+    /// Sets [`scale_to_unit`](Self::scale_to_unit): covariates mapped onto `[0, 1]` by their
+    /// declared bounds.
+    pub fn scaled_to_unit(mut self, scale: bool) -> Self {
+        self.scale_to_unit = scale;
+        self
     }
 }
 
@@ -267,21 +321,13 @@ pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
             "the data have no rows: a fit needs at least one".into(),
         ));
     }
-    let bounded = |name: &str| -> Result<Vec<f64>> {
-        let mut v = column(df, name)?;
-        if let Some(b) = spec.bounds.iter().find(|b| b.column == name) {
-            apply_bound(&mut v, b, spec.clamp)?;
-        }
-        Ok(v)
-    };
-    let y = bounded(&spec.response)?;
+    let y = bounded_column(df, spec, &spec.response)?;
     let mut cols = vec![vec![1.0; df.height()]];
     let mut box_bounds = vec![(1.0, 1.0)];
     for f in &features {
-        cols.push(bounded(f)?);
-        if let Some(b) = spec.bounds.iter().find(|b| &b.column == f) {
-            box_bounds.push((b.lo, b.hi));
-        }
+        let (x, declared) = covariate_column(df, spec, f)?;
+        cols.push(x);
+        box_bounds.extend(declared);
     }
     let mut param_names: Vec<String> = std::iter::once("intercept".to_string())
         .chain(features.iter().cloned())
@@ -323,6 +369,50 @@ pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
             std::sync::Arc::new(LinearRegression::gaussian_mean(&y, prior_var).map_err(response)?)
         }
     })
+}
+
+/// A covariate's declared `(lo, hi)` in the model's units.
+type DeclaredRange = (f64, f64);
+
+/// Column `name` of `df`, checked against its declared bounds (if any) or clamped onto them.
+fn bounded_column(df: &DataFrame, spec: &FitSpec, name: &str) -> Result<Vec<f64>> {
+    let mut v = column(df, name)?;
+    if let Some(b) = spec.bounds.iter().find(|b| b.column == name) {
+        apply_bound(&mut v, b, spec.clamp)?;
+    }
+    Ok(v)
+}
+
+/// Covariate `name` of `df` as the model sees it (bounded as [`bounded_column`], and mapped
+/// onto `[0, 1]` when `spec.scale_to_unit`), with its declared range in the model's units
+/// (`None` without declared bounds). Scaling without declared bounds, or with `lo = hi`, is
+/// an error.
+fn covariate_column(
+    df: &DataFrame,
+    spec: &FitSpec,
+    name: &str,
+) -> Result<(Vec<f64>, Option<DeclaredRange>)> {
+    let mut x = bounded_column(df, spec, name)?;
+    let declared = spec.bounds.iter().find(|b| b.column == name);
+    if !spec.scale_to_unit {
+        return Ok((x, declared.map(|b| (b.lo, b.hi))));
+    }
+    let b = match declared {
+        Some(b) if b.hi > b.lo => b,
+        _ => {
+            return Err(Error::invalid(
+                "--bounds",
+                name,
+                "scaling to [0, 1] needs declared bounds LO:HI with LO < HI on every covariate: \
+                 add them, or leave --scale out",
+            ));
+        }
+    };
+    let width = b.hi - b.lo;
+    for v in x.iter_mut() {
+        *v = ((*v - b.lo) / width).clamp(0.0, 1.0);
+    }
+    Ok((x, Some((0.0, 1.0))))
 }
 
 /// Checks `v` against `b` (an error naming the column and row) or, with `clamp`, clamps it.
@@ -403,21 +493,14 @@ pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware:
             ),
         ));
     }
-    let bounded = |name: &str| -> Result<Vec<f64>> {
-        let mut v = column(df, name)?;
-        if let Some(b) = bound_of(name) {
-            apply_bound(&mut v, b, spec.clamp)?;
-        }
-        Ok(v)
-    };
-    let y = bounded(&spec.response)?;
+    let y = bounded_column(df, spec, &spec.response)?;
     let n = y.len();
     let mut cols = vec![vec![1.0; n]];
     let mut box_bounds = vec![(1.0, 1.0)];
     for f in &features {
-        cols.push(bounded(f)?);
-        let b = bound_of(f).expect("checked above");
-        box_bounds.push((b.lo, b.hi));
+        let (x, declared) = covariate_column(df, spec, f)?;
+        cols.push(x);
+        box_bounds.extend(declared);
     }
     let p = cols.len();
     let mut x = Vec::with_capacity(n * p);

@@ -3,6 +3,7 @@ pub mod accounting;
 pub mod data;
 pub mod diagnostics;
 pub mod experiments;
+pub mod figure_6_1;
 pub mod fit_data;
 pub mod fit_output;
 mod io;

@@ -2,6 +2,7 @@
 //! per accountant.
 
 use plotly::common::{DashType, Line, Mode};
+use plotly::layout::{GridPattern, LayoutGrid};
 use plotly::{Plot, Scatter};
 use polars::prelude::DataFrame;
 
@@ -100,7 +101,14 @@ pub fn accounting_comparison(df: &DataFrame) -> Result<Plot> {
     }
     let title = format!("Maximum iterations for a privacy budget (ε, {delta})");
     let mut plot = Plot::new();
-    let mut layout = grid_layout(&title, 1, n_panels, "accountant");
+    // wider gaps than the default so each panel's y-axis title clears the panel to its left
+    let mut layout = grid_layout(&title, 1, n_panels, "accountant").grid(
+        LayoutGrid::new()
+            .rows(1)
+            .columns(n_panels)
+            .pattern(GridPattern::Independent)
+            .x_gap(0.3),
+    );
     let mut annotations = Vec::with_capacity(n_panels);
     let mut legend_shown: Vec<String> = Vec::new();
 
@@ -161,6 +169,73 @@ pub fn accounting_comparison(df: &DataFrame) -> Result<Plot> {
         }
     }
     plot.set_layout(layout.annotations(annotations));
+    Ok(plot)
+}
+
+/// The Fourier accountant's δ beside certified intervals of the same privacy loss, relative to
+/// the Fourier value: a band from `certified_lower/fourier_delta − 1` to
+/// `certified_upper/fourier_delta − 1` and the Fourier value at 0, against the number of
+/// compositions. A Fourier value inside the band is consistent with the true δ.
+///
+/// `df` needs the numeric columns `iterations`, `fourier_delta`, `certified_lower` and
+/// `certified_upper`, as [`crate::frame::figure_6_1::fourier_against_certified`] makes them.
+///
+/// ```
+/// use dp_mcmc::polars::prelude::*;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// let df = df!(
+///     "iterations" => [300u64, 828],
+///     "fourier_delta" => [1e-7, 2e-6],
+///     "certified_lower" => [0.99e-7, 1.98e-6],
+///     "certified_upper" => [1.01e-7, 2.02e-6],
+/// )?;
+/// let plot = dp_mcmc::plots::accounting::certified_band(&df)?;
+/// assert_eq!(plot.data().len(), 3);
+/// // a table without the Fourier column is rejected
+/// assert!(dp_mcmc::plots::accounting::certified_band(&df.drop("fourier_delta")?).is_err());
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidData`] if a column is missing or not numeric, or the table is empty.
+pub fn certified_band(df: &DataFrame) -> Result<Plot> {
+    use plotly::Layout;
+    use plotly::common::{Fill, Title};
+    if df.height() == 0 {
+        return Err(Error::InvalidData(
+            "the comparison table is empty; compute at least one iteration count".into(),
+        ));
+    }
+    let k = f64_column(df, "iterations")?;
+    let fourier = f64_column(df, "fourier_delta")?;
+    let relative = |name: &str| -> Result<Vec<f64>> {
+        let v = f64_column(df, name)?;
+        Ok(v.iter().zip(&fourier).map(|(x, f)| x / f - 1.0).collect())
+    };
+    let band_edge = |y: Vec<f64>, name: &str| {
+        Scatter::new(k.clone(), y)
+            .name(name)
+            .mode(Mode::Lines)
+            .line(Line::new().width(0.5).color(color(0)))
+    };
+    let mut plot = Plot::new();
+    plot.add_trace(band_edge(relative("certified_lower")?, "certified lower"));
+    plot.add_trace(band_edge(relative("certified_upper")?, "certified upper").fill(Fill::ToNextY));
+    plot.add_trace(
+        Scatter::new(k.clone(), vec![0.0; k.len()])
+            .name("Fourier (nx = 10⁶, L = 20)")
+            .mode(Mode::Markers)
+            .marker(plotly::common::Marker::new().color(color(1))),
+    );
+    plot.set_layout(
+        Layout::new()
+            .title(Title::with_text(
+                "δ(ε) relative to the Fourier value, certified band",
+            ))
+            .x_axis(axis("iterations k"))
+            .y_axis(axis("δ / δ_Fourier − 1"))
+            .show_legend(true),
+    );
     Ok(plot)
 }
 

@@ -511,3 +511,29 @@ fn one_hot_groups_are_declared_and_checked() {
         "{stderr}"
     );
 }
+
+/// `--scale` maps each covariate onto [0, 1] by its declared bounds: without declared bounds
+/// on every covariate it is an error naming `--bounds` and the covariate; with them the fit
+/// runs and writes the usual outputs.
+#[test]
+fn scale_needs_declared_bounds_on_every_covariate() {
+    let dir = temp_dir("scale");
+    let data = logistic_csv(&dir, "d.csv", |_, _| {});
+    let out = dir.join("out");
+    let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
+    let mut args = flags(d, o);
+    args.extend(["--scale", "--bounds", "x1=-1:1"]);
+    let (code, _, stderr) = fit(&args);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--bounds") && stderr.contains("x2"),
+        "{stderr}"
+    );
+    let mut args = flags(d, o);
+    args.extend(["--scale", "--bounds", "x1=-1:1,x2=-1:1"]);
+    let (code, stdout, stderr) = fit(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    check_outputs(&json, &out);
+    let _ = std::fs::remove_dir_all(&dir);
+}

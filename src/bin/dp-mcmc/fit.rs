@@ -51,6 +51,12 @@ pub struct FitArgs {
     /// how many were clamped is not reported, it would leak).
     #[arg(long)]
     clamp: bool,
+    /// Map every covariate onto [0, 1] by its declared bounds, (x − LO)/(HI − LO): a public
+    /// transformation, so the privacy analysis does not depend on the covariates' units (a
+    /// covariate declared 0:60 weighs as much as one declared 0:1); each coefficient is then
+    /// the effect of the covariate's whole declared range. Needs --bounds on every covariate.
+    #[arg(long)]
+    scale: bool,
     /// Prior standard deviation of every parameter (normal prior centred at 0; default √10).
     #[arg(long, value_name = "SD", allow_hyphen_values = true)]
     prior_sd: Option<f64>,
@@ -146,6 +152,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         .transpose()?
         .unwrap_or_default();
     spec.clamp = a.clamp;
+    spec.scale_to_unit = a.scale;
     spec.one_hot = a.one_hot.iter().map(|g| comma_list(g)).collect();
     if let Some(sd) = a.prior_sd {
         spec.prior_sd = dp_mcmc::error::check::positive("--prior-sd", sd)?;
@@ -270,7 +277,7 @@ fn noise_aware(
             "{:.0} % of the information proposals were floored: the releases are too noisy at \
              this budget for a positive definite information, and the posterior is an \
              approximation not to be trusted; increase --epsilon, declare narrower --bounds, \
-             or rescale the covariates to comparable ranges",
+             or rescale the covariates to comparable ranges (--scale)",
             100.0 * fit.report.floored_share
         ))
     } else if indefinite > dp_mcmc::noise_aware::INDEFINITE_WARNING {
@@ -278,8 +285,8 @@ fn noise_aware(
             "{:.0} % of the information releases' noise distribution is not positive definite: \
              the releases do not determine the information in its weakest directions, so the \
              intervals there are wide and shaped by the prior rather than the data; increase \
-             --epsilon, declare narrower --bounds, or rescale the covariates to comparable \
-             ranges",
+             --epsilon, declare narrower --bounds, or rescale the covariates to comparable ranges \
+             (--scale)",
             100.0 * indefinite
         ))
     } else {
