@@ -117,7 +117,8 @@ for out in "${outputs[@]}"; do
   fi
 done
 if [ "$update" = 1 ]; then
-  # The README's headline figures (docs/figures/), from the committed notebooks: same pipeline.
+  # The README's headline figures and REPRODUCTION's (docs/figures/), from the committed
+  # notebooks: same pipeline.
   headline() {  # NOTEBOOK TITLE_SUBSTRING CELL FIGURE
     case " ${outputs[*]} " in *" out/$1.ipynb "*) ;; *) return 0 ;; esac
     "$VENV/bin/python" scripts/notebook_outputs.py extract-png "notebooks/$1.ipynb" "$2" \
@@ -127,6 +128,7 @@ if [ "$update" = 1 ]; then
   headline accounting-comparison "Maximum iterations" 9 figure-6-1
   headline algorithm-comparison "Fig 6.3" 10 figure-6-3
   headline your-data "Posterior means" 15 your-data-intervals
+  headline clipping-study "Fig 6.2" 9 figure-6-2   # docs/REPRODUCTION.md beside the thesis' values
 fi
 if [ "${#stale[@]}" -gt 0 ]; then
   echo "!! stale committed outputs: ${stale[*]}"
