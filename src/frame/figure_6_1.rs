@@ -25,6 +25,11 @@ pub const THESIS_FIGURE_6_1_AT_6: [(&str, &str, u64); 6] = [
     ("dp-hmc", "ADP", 848),
 ];
 
+/// The figure's data size n (thesis §6.1).
+const ROWS: usize = 100_000;
+/// The figure's δ.
+const DELTA: f64 = 1e-6;
+
 /// The settings of the thesis' Figure 6.1 (thesis §6.1): n = 100 000 rows, δ = 10⁻⁶; DP
 /// penalty τ = 0.1 (zCDP against ADP); minibatch DP penalty τ = `minibatch_tau`, b = 1000
 /// (RDP against Fourier); DP HMC τ_l = 0.1, τ_g = 0.4, L = 10 (zCDP against ADP) with the
@@ -105,7 +110,7 @@ impl Figure61 {
     /// # Errors
     /// Invalid settings (τ ≤ 0, an ε ≤ 0) or a Fourier-accountant failure.
     pub fn budgets(&self) -> Result<Vec<IterationBudget>> {
-        let (n, delta) = (100_000, 1e-6);
+        let (n, delta) = (ROWS, DELTA);
         let mut rows = Vec::with_capacity(6 * self.epsilons.len());
         let penalty = DpPenalty::builder().tau(0.1).chains(1).delta(delta);
         for m in [Method::Zcdp, Method::Pld] {
@@ -114,15 +119,11 @@ impl Figure61 {
             }
         }
         // one Fourier accountant for the whole grid: its single-step spectrum is computed once
-        let minibatch = MinibatchPenalty::builder()
-            .tau(self.minibatch_tau)
-            .batch_size(1000)
-            .thesis_compatible(self.thesis_compatible)
-            .fourier_accountant(FourierAccountant::new(
-                FourierRelation::SubstituteWithoutReplacement,
-            ))
-            .chains(1)
-            .delta(delta);
+        let minibatch =
+            self.minibatch(self.thesis_compatible)
+                .fourier_accountant(FourierAccountant::new(
+                    FourierRelation::SubstituteWithoutReplacement,
+                ));
         for m in [Method::Rdp, Method::Fourier] {
             for &e in &self.epsilons {
                 rows.push(minibatch.clone().accountant(m).epsilon(e).budget(n)?);
@@ -143,6 +144,17 @@ impl Figure61 {
         Ok(rows)
     }
 
+    /// The minibatch DP penalty of the figure (τ = `minibatch_tau`, b = 1000, one chain, δ of
+    /// the figure) with the given RDP sum.
+    fn minibatch(&self, thesis_compatible: bool) -> MinibatchPenalty {
+        MinibatchPenalty::builder()
+            .tau(self.minibatch_tau)
+            .batch_size(1000)
+            .thesis_compatible(thesis_compatible)
+            .chains(1)
+            .delta(DELTA)
+    }
+
     /// The figure's table: columns as [`iterations_frame`] (`epsilon`, `iterations`,
     /// `method`, `algorithm`, ...), for [`crate::plots::accounting_comparison`].
     ///
@@ -160,17 +172,11 @@ impl Figure61 {
     /// As [`Figure61::budgets`].
     pub fn frame_with_thesis_rdp(&self) -> Result<DataFrame> {
         let corrected = self.clone().thesis_compatible(false).frame()?;
-        let thesis_code = MinibatchPenalty::builder()
-            .tau(self.minibatch_tau)
-            .batch_size(1000)
-            .thesis_compatible(true)
-            .accountant(Method::Rdp)
-            .chains(1)
-            .delta(1e-6);
+        let thesis_code = self.minibatch(true).accountant(Method::Rdp);
         let thesis_rdp = self
             .epsilons
             .iter()
-            .map(|&e| thesis_code.clone().epsilon(e).budget(100_000))
+            .map(|&e| thesis_code.clone().epsilon(e).budget(ROWS))
             .collect::<Result<Vec<IterationBudget>>>()?;
         let mut rdp = iterations_frame(&thesis_rdp)?;
         let n = rdp.height();
