@@ -807,6 +807,7 @@ fn cli_delta_epsilon() {
             up - lo <= 2e-3 * up,
             "{key}: [{lo}, {up}] wider than 0.2 %: {v}"
         );
+        assert_eq!(v["within_tolerance"], true, "{v}");
     };
     // gauss_pld_04: σ = 1, ε = 10 → 9.8127058268469559e-23 (mpmath)
     let (c, v, _) = cli_line("delta --accountant pld --noise-multiplier 1 --steps 1 --epsilon 10");

@@ -603,6 +603,12 @@ fn answer(m: &MechanismArgs, query: Query) -> dp_mcmc::Result<Value> {
         };
         obj.insert(key.into(), json!(l));
         obj.insert("tolerance".into(), json!(m.tolerance));
+        // false where the work budget stopped the refinement first (the wider interval is
+        // still certified)
+        obj.insert(
+            "within_tolerance".into(),
+            json!(value.is_finite() && value - l <= m.tolerance * value),
+        );
     }
     if let Some(p) = path {
         // which path answered: the Gaussian closed form (every event Gaussian) or the engine

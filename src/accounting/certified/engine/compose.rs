@@ -21,6 +21,7 @@
 //! transform adds `γ·‖Ĝ‖₂`, and dividing by √N (Parseval) gives the l2 error of the output.
 
 use super::discretise::Discretised;
+use rayon::prelude::*;
 use rustfft::FftPlanner;
 use rustfft::num_complex::Complex;
 
@@ -44,7 +45,7 @@ pub(crate) struct Composed {
     pub lo_opt: i64,
     /// Tilted composed connect-the-dots PMF.
     pub pess: Vec<f64>,
-    /// Tilted composed rounded-down PMF.
+    /// Tilted composed optimistic PMF (the mean-preserving rounding, `discretise.rs`).
     pub opt: Vec<f64>,
     /// `Σ n_c ln Z_c(λ)` of each: `p_s = exp(ln_scale − λ·s)·p̃_s`.
     pub ln_scale_pess: f64,
@@ -57,8 +58,16 @@ pub(crate) struct Composed {
     pub tau: f64,
     /// Relative error of the entries from the discretisation's own round-off.
     pub rel: f64,
-    /// `Σ n_c·m_lo_c`: lower bound on the mean total rounding-down error.
-    pub m_lo: f64,
+    /// `Σ n_c·bias_mean_c` and `max_c bias_c`: the total conditional mean `B` of the
+    /// optimistic rounding is at most `bias_mean + bias_max·√(k·ln(1/η)/2)` in absolute
+    /// value except with probability `η` (Hoeffding), under P and under Q.
+    pub bias_mean: f64,
+    pub bias_max: f64,
+    /// `Σ n_c·q_loose_c`: bound on the Q-mass of the outcomes not split by their loss.
+    pub q_loose: f64,
+    /// Upper bound on `ln E_P[e^{−S}]` of the composed optimistic lattice sum `S`
+    /// (`Σ n_c ln Σ_i opt_c[i]·e^{−x_i}`).
+    pub ln_z_opt: f64,
     /// Number of mechanisms composed.
     pub count: f64,
 }
@@ -82,6 +91,33 @@ fn tilt(p: &[f64], start: i64, h: f64, lambda: f64) -> (f64, Vec<f64>) {
     let z: f64 = out.iter().sum();
     out.iter_mut().for_each(|v| *v /= z);
     (shift + z.ln(), out)
+}
+
+/// An upper bound on `ln Σ_i p_i·e^{−(start+i)h}` (`−∞` if `p = 0`; the relative round-off of
+/// the sum is covered by a margin of `len·u`).
+fn ln_mass_at_minus_one(p: &[f64], start: i64, h: f64) -> f64 {
+    let (shift, _) = tilt_shift(p, start, h, -1.0);
+    if shift == f64::NEG_INFINITY {
+        return f64::NEG_INFINITY;
+    }
+    let s: f64 = p
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| v.max(0.0) * (-((start + i as i64) as f64) * h - shift).exp())
+        .sum();
+    let reach = (start.unsigned_abs() as f64 + p.len() as f64) * h;
+    shift + s.ln() + (p.len() as f64 + 8.0) * f64::EPSILON * (1.0 + reach)
+}
+
+/// `max_i λ·(start+i)·h` over the positive entries (`−∞` if none), and whether any is positive.
+fn tilt_shift(p: &[f64], start: i64, h: f64, lambda: f64) -> (f64, bool) {
+    let shift = p
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| **v > 0.0)
+        .map(|(i, _)| lambda * (start + i as i64) as f64 * h)
+        .fold(f64::NEG_INFINITY, f64::max);
+    (shift, shift > f64::NEG_INFINITY)
 }
 
 /// An array's mass in consecutive groups of `width` entries: `(first index, mass)`.
@@ -119,7 +155,7 @@ fn centred_log_mgf(groups: &[(f64, f64)], width: f64, mean: f64, t: f64) -> f64 
 /// `tau/2` of the tilted mass lies on each side.
 fn chernoff_window(arrays: &[(&[f64], u64)], tau: f64) -> (f64, f64) {
     let stats: Vec<(f64, f64)> = arrays
-        .iter()
+        .par_iter()
         .map(|(p, _)| {
             let m: f64 = p.iter().enumerate().map(|(j, v)| j as f64 * v).sum();
             let v: f64 = p
@@ -154,22 +190,25 @@ fn chernoff_window(arrays: &[(&[f64], u64)], tau: f64) -> (f64, f64) {
     // group width w_c keeps the bound valid and widens the window by at most Σ n_c·w_c,
     // kept below 2 % of its half-width (and 64 nodes).
     let slack = (0.02 * (2.0 * log_term * var).sqrt()).max(64.0) / arrays.len() as f64;
-    let grouping: Vec<(Vec<(f64, f64)>, f64)> = arrays
-        .iter()
-        .map(|(p, n)| {
+    let ts: Vec<f64> = (-8..=12)
+        .flat_map(|e| [1.0, -1.0].map(|sign| sign * 2f64.powf(e as f64 * 0.5) * t0))
+        .collect();
+    // per array, n·ln MGF at every t (in parallel over the arrays; summed below in order)
+    let log_mgfs: Vec<Vec<f64>> = arrays
+        .par_iter()
+        .zip(&stats)
+        .map(|((p, n), (m, _))| {
             let width = ((slack / *n as f64) as usize).clamp(1, p.len().max(1));
-            (grouped(p, width), width as f64)
+            let g = grouped(p, width);
+            ts.iter()
+                .map(|&t| *n as f64 * centred_log_mgf(&g, width as f64, *m, t))
+                .collect()
         })
         .collect();
-    for e in -8..=12 {
-        for sign in [1.0, -1.0] {
-            let t = sign * 2f64.powf(e as f64 * 0.5) * t0;
-            let k: f64 = arrays
-                .iter()
-                .zip(&stats)
-                .zip(&grouping)
-                .map(|(((_, n), (m, _)), (g, w))| *n as f64 * centred_log_mgf(g, *w, *m, t))
-                .sum();
+    for (j, &t) in ts.iter().enumerate() {
+        let sign = t.signum();
+        {
+            let k: f64 = log_mgfs.iter().map(|v| v[j]).sum();
             // P(J − mean ≥ x) ≤ exp(K(t) − t·x), t > 0 (and the mirror for t < 0)
             let x = (k + log_term) / t;
             if !x.is_finite() {
@@ -225,7 +264,7 @@ pub(crate) fn window_span(parts: &[Part], h: f64, lambda: f64, tau: f64) -> f64 
 
 /// The composed parts (count > 0), both their PMFs tilted by λ, and the Chernoff windows of
 /// the two composed sums (relative to the sum of the parts' first lattice indices; the
-/// rounded-down one is the pessimistic one's when a part has no rounded-down mass).
+/// optimistic one is the pessimistic one's when a part has no optimistic mass).
 struct Tilting<'a> {
     parts: Vec<&'a Part<'a>>,
     tilted: Vec<(Tilted, Tilted)>,
@@ -237,7 +276,7 @@ impl<'a> Tilting<'a> {
     fn new(parts: &'a [Part<'a>], h: f64, lambda: f64, tau: f64) -> Self {
         let parts: Vec<&Part> = parts.iter().filter(|p| p.count > 0).collect();
         let tilted: Vec<(Tilted, Tilted)> = parts
-            .iter()
+            .par_iter()
             .map(|p| {
                 (
                     tilt(&p.d.pess, p.d.start, h, lambda),
@@ -282,6 +321,56 @@ fn power_bounds(z: f64, g: f64, eps: f64, n: u64, u: f64) -> (f64, f64) {
     };
     let b = a_nm1 * a;
     (b, nf * eps * a_nm1 + (6.0 * nf + 8.0) * u * b)
+}
+
+/// Parts transformed at once (in parallel) before their transforms are multiplied in.
+const TRANSFORMS_AT_ONCE: usize = 2;
+/// Frequencies per parallel task.
+const FREQUENCY_CHUNK: usize = 1 << 13;
+
+/// `|z|` rounded up: `√(re² + im²)` (relative round-off below 2u) inflated by 4u, or `hypot`
+/// where the squares could underflow.
+fn upper_norm(z: Complex<f64>, u: f64) -> f64 {
+    let s = z.norm_sqr();
+    if s > 1e-290 {
+        s.sqrt() * (1.0 + 4.0 * u)
+    } else {
+        z.norm()
+    }
+}
+
+/// One frequency of the composition, for both PMFs (pessimistic, optimistic).
+#[derive(Clone, Copy)]
+struct Frequency {
+    /// Running product of the computed coefficients.
+    g: [Complex<f64>; 2],
+    /// Bound on the magnitude of the exact product.
+    bound: [f64; 2],
+    /// Bound on the error of the computed product.
+    error: [f64; 2],
+}
+
+impl Frequency {
+    /// Multiply in the `count`-th powers of the computed coefficients `z` (each within `eps`
+    /// of the exact one), carrying the bounds: `|xy − x̂ŷ| ≤ |x − x̂|·B_y + B_x·|y − ŷ|`
+    /// plus the product's round-off.
+    fn multiply(&mut self, z: [Complex<f64>; 2], eps: f64, count: u64, u: f64) {
+        for (which, z) in z.into_iter().enumerate() {
+            let (power, b, d) = if count == 1 {
+                // ẑ¹ is exact: B = |ẑ| + ε, D = ε (plus the round-off term of the general case)
+                let a = upper_norm(z, u) + eps;
+                (z, a, eps + 14.0 * u * a)
+            } else {
+                let power = cpow(z, count);
+                let (b, d) = power_bounds(upper_norm(z, u), upper_norm(power, u), eps, count, u);
+                (power, b, d)
+            };
+            self.g[which] *= power;
+            let (bt, dt) = (self.bound[which], self.error[which]);
+            self.error[which] = dt * b + bt * d + 4.0 * u * bt * b;
+            self.bound[which] = bt * b;
+        }
+    }
 }
 
 /// Compose `parts` tilted by `lambda`, the window widened to contain the lattice index
@@ -334,49 +423,70 @@ pub(crate) fn compose(
     let forward = planner.plan_fft_forward(n);
     let inverse = planner.plan_fft_inverse(n);
     let zero = Complex::new(0.0, 0.0);
-    let mut g_p = vec![Complex::new(1.0, 0.0); n];
-    let mut g_o = vec![Complex::new(1.0, 0.0); n];
-    // per frequency: ln A and Σ n·ε/a + power round-off, for each of the two
-    // per frequency and PMF: a bound on the magnitude of the exact product and on the
-    // error of the computed one
-    let mut bound = vec![[1.0_f64; 2]; n];
-    let mut error = vec![[0.0_f64; 2]; n];
-    let mut buf = vec![zero; n];
-    for (t, p) in tilted.iter().zip(&parts) {
-        buf.iter_mut().for_each(|z| *z = zero);
-        for (j, (&a, &b)) in t.0.1.iter().zip(&t.1.1).enumerate() {
-            let k = j % n;
-            buf[k].re += a;
-            buf[k].im += b;
-        }
-        let norm2: f64 = buf.iter().map(|z| z.norm_sqr()).sum();
-        let eps_c = gamma * nf.sqrt() * norm2.sqrt();
-        forward.process(&mut buf);
-        let c = p.count;
-        for k in 0..n {
-            let x = buf[k];
-            let y = buf[(n - k) % n].conj();
-            let zp = (x + y) * 0.5;
-            let zo = (x - y) * Complex::new(0.0, -0.5);
-            for (which, z, g) in [(0, zp, &mut g_p[k]), (1, zo, &mut g_o[k])] {
-                let power = cpow(z, c);
-                let (b, d) = power_bounds(z.norm(), power.norm(), eps_c, c, u);
-                *g *= power;
-                let (bt, dt) = (bound[k][which], error[k][which]);
-                error[k][which] = dt * b + bt * d + 4.0 * u * bt * b;
-                bound[k][which] = bt * b;
-            }
-        }
+    // per frequency: the running products of both PMFs' transforms, a bound on the
+    // magnitude of each exact product and on the error of the computed one
+    let mut acc = vec![
+        Frequency {
+            g: [Complex::new(1.0, 0.0); 2],
+            bound: [1.0; 2],
+            error: [0.0; 2],
+        };
+        n
+    ];
+    // the parts are transformed `TRANSFORMS_AT_ONCE` at a time, each frequency then takes
+    // them in order: the same arithmetic whatever the number of threads
+    let work: Vec<(&Tilted, &Tilted, u64)> = tilted
+        .iter()
+        .zip(&parts)
+        .map(|(t, p)| (&t.0, &t.1, p.count))
+        .collect();
+    let mut bufs = vec![vec![zero; n]; TRANSFORMS_AT_ONCE.min(work.len()).max(1)];
+    for batch in work.chunks(TRANSFORMS_AT_ONCE) {
+        let eps_c: Vec<f64> = bufs
+            .par_iter_mut()
+            .zip(batch.par_iter())
+            .map(|(buf, (pess, opt, _))| {
+                buf.iter_mut().for_each(|z| *z = zero);
+                // entry j goes to j mod n (the cyclic convolution's aliasing)
+                for (ps, os) in pess.1.chunks(n).zip(opt.1.chunks(n)) {
+                    for ((z, &a), &b) in buf.iter_mut().zip(ps).zip(os) {
+                        z.re += a;
+                        z.im += b;
+                    }
+                }
+                // the entries past the array are zeros: they add nothing to the norm
+                let filled = pess.1.len().max(opt.1.len()).min(n);
+                let norm2: f64 = buf[..filled].iter().map(|z| z.norm_sqr()).sum();
+                forward.process(buf);
+                gamma * nf.sqrt() * norm2.sqrt()
+            })
+            .collect();
+        let bufs = &bufs;
+        acc.par_chunks_mut(FREQUENCY_CHUNK)
+            .enumerate()
+            .for_each(|(ci, chunk)| {
+                for (off, f) in chunk.iter_mut().enumerate() {
+                    let k = ci * FREQUENCY_CHUNK + off;
+                    for ((buf, &(_, _, c)), &eps) in bufs.iter().zip(batch).zip(&eps_c) {
+                        let x = buf[k];
+                        let y = buf[(n - k) % n].conj();
+                        let zp = (x + y) * 0.5;
+                        let zo = (x - y) * Complex::new(0.0, -0.5);
+                        f.multiply([zp, zo], eps, c, u);
+                    }
+                }
+            });
     }
+    let mut buf = std::mem::take(&mut bufs[0]);
     let (mut e_p, mut e_o, mut n_p, mut n_o) = (0.0, 0.0, 0.0, 0.0);
-    for k in 0..n {
-        e_p += error[k][0] * error[k][0];
-        e_o += error[k][1] * error[k][1];
-        n_p += g_p[k].norm_sqr();
-        n_o += g_o[k].norm_sqr();
-        buf[k] = g_p[k] + Complex::new(0.0, 1.0) * g_o[k];
+    for (k, f) in acc.iter().enumerate() {
+        e_p += f.error[0] * f.error[0];
+        e_o += f.error[1] * f.error[1];
+        n_p += f.g[0].norm_sqr();
+        n_o += f.g[1].norm_sqr();
+        buf[k] = f.g[0] + Complex::new(0.0, 1.0) * f.g[1];
     }
-    drop((bound, error, g_p, g_o));
+    drop((acc, bufs));
     inverse.process(&mut buf);
     let err_l2 =
         ((e_p.sqrt() + e_o.sqrt() + gamma * (n_p.sqrt() + n_o.sqrt())) / nf.sqrt()) * (1.0 + gamma);
@@ -409,7 +519,22 @@ pub(crate) fn compose(
         err_l2,
         tau,
         rel: (count * rho.ln_1p()).exp_m1(),
-        m_lo: parts.iter().map(|p| p.count as f64 * p.d.m_lo).sum(),
+        bias_mean: parts
+            .iter()
+            .map(|p| p.count as f64 * p.d.bias_mean)
+            .sum::<f64>()
+            * (1.0 + 1e-12),
+        bias_max: parts.iter().map(|p| p.d.bias).fold(0.0, f64::max),
+        q_loose: parts
+            .iter()
+            .map(|p| p.count as f64 * p.d.q_loose)
+            .sum::<f64>()
+            * (1.0 + 1e-12),
+        ln_z_opt: parts
+            .iter()
+            .map(|p| p.count as f64 * ln_mass_at_minus_one(&p.d.opt, p.d.start, h))
+            .sum::<f64>()
+            + 1e-12,
         count,
     })
 }
@@ -427,8 +552,10 @@ mod tests {
             pess: vec![0.1, 0.2, 0.3, 0.25, 0.15],
             pess_inf: 0.0,
             opt: vec![0.3, 0.3, 0.2, 0.2, 0.0],
-            m_lo: 0.0,
+            bias: 0.0,
+            q_loose: 0.0,
             rho: 0.0,
+            bias_mean: 0.0,
         };
         let parts = [Part { d: &d, count: 3 }];
         let mut direct = vec![1.0];

@@ -12,13 +12,25 @@
 //!   mass at +∞, the round-off (`err_l2·‖w‖₂` for the weights `w_s ≤ 1` of the entries above
 //!   j, by Cauchy–Schwarz, plus the relative error `rel`) and the tilted mass outside the
 //!   window (`2τ`, aliased in or lost above).
-//! * **Lower bound**: rounding every loss down gives `S̃ = S − E`, `E = Σ e_i` a sum of
-//!   independent rounding errors in `[0, h)` with mean at least `m_lo`. By Hoeffding,
-//!   `E ≥ m_lo − t` except with probability `η`, `t = h·√(n·ln(1/η)/2)`, so
-//!   `δ(ε) = E f_ε(S̃ + E) ≥ E f_ε(S̃ + m_lo − t) − η`, which the composed rounded-down PMF
-//!   (with its dropped tails, dropping only lowers it) bounds from below after subtracting
-//!   its round-off. The best of three values of η is taken, and of the unshifted curve
-//!   (`E ≥ 0`), which is the better one for few compositions.
+//! * **Lower bound**: the optimistic array is the mean-preserving rounding of the bucket
+//!   pair (`discretise.rs`): its lattice sum is `S = L' + N`, `L'` the loss of the composed
+//!   bucket pair (dominated by the mechanism, so `δ(ε) ≥ δ'(ε) = E f_ε(L')`) and `N = N₀ + B`
+//!   with `N₀` conditionally centred and sub-Gaussian with variance proxy `s² = k·h²/4`
+//!   (Hoeffding's lemma) and `B ≤ β` (`bias`). Two bounds, the better one is taken:
+//!   - *first order* (Hoeffding): `L' ≥ S − t − β` except with probability `η`,
+//!     `t = s·√(2 ln(1/η))`, so `δ(ε) ≥ E f_ε(S − t − β) − η = δ_S(ε + t + β) − η`; its
+//!     error grows as `h√k`;
+//!   - *second order*: `f_ε = max(0, g)` with `g(x) = 1 − e^{ε−x}` concave, so for fixed `l`
+//!     `E f_ε(l + N₀) ≤ f_ε(l) + g'(l)·∫_c^∞ P(±N₀ > u) du`, `c = |e^{l−ε} − 1|`, and
+//!     `δ(ε) ≥ δ_S(ε + β) − e^ε·E_{Q'}[Ḡ(|e^{L'−ε} − 1|)]` with
+//!     `Ḡ(c) = s√(π/2)·erfc(c/(s√2))`. The expectation under the bucket pair's Q is bounded
+//!     through `S` (`|L' − S| ≤ r + β` except with probability `2e^{−r²/2s²}`, and
+//!     `e^{−L'} ≤ e^{−S + r + β}` there), from the same composed array (entries near ε,
+//!     with their round-off), the lattice's `E_P[e^{−S}]` beyond them, and the Q-mass of the
+//!     outcomes not split by their loss. Its error is `O(k·h²)`: the same accuracy at a
+//!     lattice step about `1/√(kh²)` times coarser.
+//!
+//!   Both are computed from the composed array with its round-off subtracted.
 
 use super::compose::Composed;
 
@@ -80,7 +92,7 @@ impl Composed {
     }
 
     /// δ at `eps` of one side (pessimistic: upper bound incl. allowances; optimistic:
-    /// lower bound of the computed rounded-down curve, allowances subtracted).
+    /// lower bound of the computed optimistic curve, allowances subtracted).
     fn delta_side(&self, side: Side, eps: f64) -> f64 {
         let j = (eps / self.h).floor() as i64;
         if side == Side::Pess && j < self.lo_pess {
@@ -106,22 +118,118 @@ impl Composed {
         out.clamp(0.0, 1.0)
     }
 
-    /// Hoeffding shift `m_lo − t(η)`.
+    /// Sub-Gaussian scale `s = h·√k/2` of the optimistic rounding's centred noise.
+    fn noise_scale(&self) -> f64 {
+        0.5 * self.h * self.count.sqrt()
+    }
+
+    /// Bound on `|B|`, the total conditional mean of the optimistic rounding, except with
+    /// probability `eta` (under P and under Q).
+    fn bias(&self, eta: f64) -> f64 {
+        self.bias_mean + self.bias_max * (self.count * (1.0 / eta).ln() / 2.0).sqrt()
+    }
+
+    /// The first-order shift `t(η) + β(η)`: `L' ≥ S − shift` except with probability `2η`.
     fn shift(&self, eta: f64) -> f64 {
-        self.m_lo - self.h * (self.count * (1.0 / eta).ln() / 2.0).sqrt()
+        self.noise_scale() * (2.0 * (1.0 / eta).ln()).sqrt() + self.bias(eta)
+    }
+
+    /// An upper bound on `sup_{ε ∈ [ea, eb]} e^{ε}·E_{Q'}[Ḡ(|e^{L'−ε} − 1|)]` (module docs),
+    /// whose own slack is at most `2e-6·scale` plus the unsplit outcomes' share; `∞` where
+    /// the nodes that matter are not all inside the composed window.
+    fn gap(&self, ea: f64, eb: f64, scale: f64, beta: f64) -> f64 {
+        let s = self.noise_scale();
+        let usable = s > 0.0 && scale > 0.0 && eb >= ea;
+        if !usable {
+            return f64::INFINITY;
+        }
+        let g0 = s * (std::f64::consts::PI / 2.0).sqrt();
+        let budget = 1e-6 * scale;
+        let ln_z = self.ln_z_opt + self.rel.ln_1p();
+        // ψ(L') ≤ E[φ̂(S)·1{|N₀| ≤ ρ} | outcomes]/c_ρ, ρ = 2.5s: φ̂ takes the sup over ±(ρ + β)
+        let rho = 2.5 * s;
+        let c_rho = 1.0 - 2.0 * (-rho * rho / (2.0 * s * s)).exp();
+        let reach = rho + beta;
+        // nodes whose φ̂ is below `thr` add at most e^{eb+R}·thr·E_P[e^{−S}]/c_ρ = budget
+        let thr = budget * c_rho * (-(eb + reach + ln_z)).exp();
+        let erfc_at = |c: f64| g0 * libm::erfc(c / (s * std::f64::consts::SQRT_2));
+        // c* with Ḡ(c*) = thr (Ḡ decreasing), by bisection
+        let c_star = if thr >= g0 {
+            0.0
+        } else {
+            let (mut lo, mut hi) = (0.0, s);
+            while erfc_at(hi) > thr {
+                hi *= 2.0;
+            }
+            for _ in 0..80 {
+                let mid = 0.5 * (lo + hi);
+                if erfc_at(mid) > thr {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            hi
+        };
+        // ψ(u) = Ḡ(|e^u − 1|) ≥ thr exactly for u in [u_lo, u_hi]
+        let u_hi = c_star.ln_1p();
+        let u_lo = if c_star < 1.0 {
+            (-c_star).ln_1p()
+        } else {
+            f64::NEG_INFINITY
+        };
+        // φ̂(x) = sup ψ over u ∈ [x − R − eb, x + R − ea] is ≥ thr only for x in [xa, xb]
+        let (xa, xb) = (ea + u_lo - reach, eb + u_hi + reach);
+        let (p, ln_scale, lo) = self.array(Side::Opt);
+        let (top, bottom) = ((lo + p.len() as i64) as f64 * self.h, lo as f64 * self.h);
+        if xa < bottom || xb > top {
+            return f64::INFINITY;
+        }
+        let psi = |u: f64| erfc_at(u.exp_m1().abs());
+        let (mut sum, mut w2) = (0.0, 0.0);
+        let first = ((xa / self.h).floor() as i64).max(lo);
+        let last = ((xb / self.h).ceil() as i64).min(lo + p.len() as i64 - 1);
+        for j in first..=last {
+            let x = j as f64 * self.h;
+            let (a, b) = (x - reach - eb, x + reach - ea);
+            let phi = if a <= 0.0 && 0.0 <= b {
+                g0
+            } else if b < 0.0 {
+                psi(b)
+            } else {
+                psi(a)
+            };
+            // W_x = e^{ln_scale − λx}·e^{eb − x + R}·φ̂(x) in the tilted array's units
+            let w = (ln_scale - self.lambda * x + eb - x + reach).exp() * phi;
+            sum += p[(j - lo) as usize].max(0.0) * w;
+            w2 += w * w;
+        }
+        let inside = (1.0 + self.rel) * (sum + self.err_l2 * w2.sqrt()) / c_rho * (1.0 + 1e-12);
+        // the unsplit outcomes and those with |B| > β (probability ≤ budget under Q)
+        let loose = eb.exp() * g0 * (self.q_loose + budget);
+        let out = inside + budget + loose;
+        if out.is_nan() { f64::INFINITY } else { out }
     }
 
     /// `(lower, upper)` bounds on δ(ε).
     pub(crate) fn delta_bounds(&self, eps: f64) -> (f64, f64) {
         let upper = self.delta_side(Side::Pess, eps);
-        // E ≥ 0 always: the unshifted rounded-down curve is a lower bound too
-        let mut lower: f64 = self.delta_side(Side::Opt, eps);
+        let mut lower: f64 = 0.0;
+        // second order: B ≤ β except with probability η_b, which costs η_b
+        let eta_b = 1e-6 * upper;
+        if eta_b > 0.0 {
+            let beta = self.bias(eta_b);
+            let gap = self.gap(eps, eps, upper, beta);
+            if gap.is_finite() {
+                lower = lower.max(self.delta_side(Side::Opt, eps + beta) - gap - eta_b);
+            }
+        }
         for f in ETA_FRACTIONS {
             let eta = f * upper;
             if eta <= 0.0 {
                 continue;
             }
-            lower = lower.max(self.delta_side(Side::Opt, eps - self.shift(eta)) - eta);
+            lower = lower.max(self.delta_side(Side::Opt, eps + self.shift(eta)) - 2.0 * eta);
         }
         (lower.min(upper), upper)
     }
@@ -154,7 +262,7 @@ impl Composed {
         out.max(0.0)
     }
 
-    /// Largest ε' at which the computed rounded-down curve (allowances subtracted) exceeds
+    /// Largest ε' at which the computed optimistic curve (allowances subtracted) exceeds
     /// `target`; `None` if it never does.
     fn opt_crossing(&self, target: f64) -> Option<f64> {
         let mut out = None;
@@ -176,13 +284,41 @@ impl Composed {
     }
 
     /// `(lower, upper)` bounds on ε(δ) = inf{ε ≥ 0 : δ(ε) ≤ δ}.
+    ///
+    /// A lower bound ε' needs `δ(ε') > δ`: first order, the crossing `c` of the optimistic
+    /// curve at `δ + η` gives `ε' = c − t(η) − β`; second order, with `G` the gap's supremum
+    /// over the candidates `[ea, x0]` (`x0` the crossing at `δ` itself), the crossing at
+    /// `δ + G` gives `ε' = c − β`, valid when it lands in `[ea, x0]`.
     pub(crate) fn epsilon_bounds(&self, delta: f64) -> (f64, f64) {
         let upper = self.epsilon_upper(delta);
-        let mut lower: f64 = self.opt_crossing(delta).unwrap_or(0.0);
+        let mut lower: f64 = 0.0;
         for f in ETA_FRACTIONS {
             let eta = f * delta;
-            if let Some(e) = self.opt_crossing(delta + eta) {
-                lower = lower.max(e + self.shift(eta));
+            if let Some(e) = self.opt_crossing(delta + 2.0 * eta) {
+                lower = lower.max(e - self.shift(eta));
+            }
+        }
+        let eta_b = 1e-6 * delta;
+        let beta = self.bias(eta_b);
+        if let Some(c0) = self.opt_crossing(delta) {
+            let x0 = c0 - beta;
+            // a narrow range of candidates first (the gap is second order), then all of them
+            for ea in [x0 - 0.25 * (x0 - lower), lower] {
+                let candidates = x0 > ea;
+                if !candidates {
+                    continue;
+                }
+                let gap = self.gap(ea, x0, delta, beta) + eta_b;
+                if !gap.is_finite() {
+                    continue;
+                }
+                if let Some(c) = self.opt_crossing(delta + gap) {
+                    let e2 = c - beta;
+                    if e2 >= ea {
+                        lower = lower.max(e2);
+                        break;
+                    }
+                }
             }
         }
         (lower.max(0.0).min(upper), upper)

@@ -104,6 +104,27 @@ impl Mixture {
     }
 }
 
+impl Mixture {
+    /// [`Mixture::tails`], reusing `other_tails` (the tails of `other` at the same `x`) for
+    /// every component whose mean is one of `other`'s.
+    fn tails_sharing(
+        &self,
+        sigma: f64,
+        x: f64,
+        other: &Mixture,
+        other_tails: &[f64; 2],
+    ) -> [f64; 2] {
+        let mut out = [0.0; 2];
+        for (o, &(_, m)) in out.iter_mut().zip(self.parts()) {
+            *o = match other.parts().iter().position(|&(_, mo)| mo == m) {
+                Some(j) => other_tails[j],
+                None => norm_sf(((x - m) / sigma).abs()),
+            };
+        }
+        out
+    }
+}
+
 /// How a mixture pair maps losses to x.
 #[derive(Clone, Copy, Debug)]
 struct MixturePair {
@@ -262,7 +283,12 @@ impl Loss {
             })
             .collect();
         let tp: Vec<[f64; 2]> = xs.iter().map(|&x| pair.p.tails(pair.sigma, x)).collect();
-        let tq: Vec<[f64; 2]> = xs.iter().map(|&x| pair.q.tails(pair.sigma, x)).collect();
+        // a Q component with the mean of a P component has the same tails: taken over
+        let tq: Vec<[f64; 2]> = xs
+            .iter()
+            .zip(&tp)
+            .map(|(&x, tpx)| pair.q.tails_sharing(pair.sigma, x, &pair.p, tpx))
+            .collect();
         (0..xs.len() - 1)
             .map(|i| {
                 let (i1, i2) = if pair.increasing {

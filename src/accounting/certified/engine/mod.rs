@@ -8,15 +8,17 @@
 //!    Doroshenko, Ghazi, Kamath, Kumar and Manurangsi (PETS 2022, the one dp_accounting
 //!    uses): each bucket's P-mass is split between its two nodes keeping its Q-mass, which
 //!    gives a pair that dominates the mechanism; the mass above the lattice is an explicit
-//!    atom at +∞. The **optimistic** PMF rounds every loss down (the tails are dropped).
+//!    atom at +∞. The **optimistic** PMF is the mean-preserving rounding of the bucket pair
+//!    (each bucket's P-mass split by its loss `ln(P_b/Q_b)`; the tails are dropped).
 //! 2. **Composition** ([`compose`]): one FFT (rustfft) per distinct mechanism, pointwise
 //!    powers and products, one inverse FFT, on exponentially tilted PMFs so that the
 //!    round-off stays relative to δ however small δ is; the window follows from a Chernoff
 //!    bound, and every error (window, aliasing, FFT and power round-off, the
 //!    discretisation's own round-off) is bounded and charged to the interval.
 //! 3. **Bounds** ([`curve`]): the upper bound is δ of the composed connect-the-dots PMF
-//!    plus the allowances; the lower bound is δ of the composed rounded-down PMF shifted by
-//!    the certified mean rounding error minus a Hoeffding deviation. ε(δ) is solved exactly
+//!    plus the allowances; the lower bound is δ of the composed mean-preserving rounding of
+//!    the bucket pair, less a second-order gap (or shifted by a Hoeffding deviation, first
+//!    order, whichever is better). ε(δ) is solved exactly
 //!    on each lattice cell of both curves.
 //! 4. **Refinement** ([`CertifiedPld`](crate::accounting::CertifiedPld)): the lattice step
 //!    starts coarse and shrinks until the interval is as narrow as asked or the work budget

@@ -22,8 +22,8 @@
 //! is `≥ 0` by convexity, but may be ~1e-30 in the tails). Such masses are set to 0 and
 //! `ω_0` shrinks by the same total (for `ω_{±j}`): mass moves from the node 0 up to `jh`, which
 //! raises `δ̂(ε)` at every `ε ≥ 0`, so the clamp is pessimistic; the symmetry is kept exactly.
-//! There is no rounded-down PMF: `opt` is all zeros and `m_lo = 0`, so compositions containing
-//! such a mechanism report a lower bound of 0.
+//! There is no optimistic PMF: `opt` is all zeros, so compositions containing such a
+//! mechanism report a lower bound of 0.
 
 use super::discretise::Discretised;
 
@@ -64,8 +64,10 @@ pub(crate) fn discretise_profile(
         opt: vec![0.0; pess.len()],
         pess,
         pess_inf: d[n],
-        m_lo: 0.0,
+        bias: 0.0,
+        q_loose: 0.0,
         rho: 8.0 * f64::EPSILON,
+        bias_mean: 0.0,
     })
 }
 

@@ -234,3 +234,49 @@ fn monotone_in_epsilon_sigma_q() {
         }
     }
 }
+
+/// The engine itself (not the closed form, which answers Gaussian compositions first) on
+/// Gaussian compositions, whose exact δ(ε) and ε(δ) are known: every interval contains the
+/// closed form, from one composition to 10⁴, and the second-order lower bound keeps the
+/// default-tolerance interval within its tolerance where the budget allows.
+#[test]
+fn engine_contains_gaussian_closed_form() {
+    use super::super::Query;
+    for (sigma, k) in [(1.0, 1u64), (2.0, 10), (20.0, 1000), (30.0, 10_000)] {
+        let a = acc_budget(&PrivacyEvent::gaussian(sigma).repeat(k), 2e-3, 1 << 20);
+        let mu = k as f64 * 0.5 / (sigma * sigma);
+        for eps in [0.0, 0.5, 1.0, 2.0] {
+            let exact = pld_delta(mu, eps).unwrap();
+            let iv = a.answer(Query::Delta(eps));
+            eprintln!("engine gauss σ={sigma} k={k} ε={eps}: {iv:?} exact {exact}");
+            assert!(iv.contains(exact), "σ={sigma} k={k} ε={eps}: {iv:?}");
+            assert!(
+                iv.width() <= 2e-3 * iv.upper,
+                "σ={sigma} k={k} ε={eps}: {iv:?}"
+            );
+        }
+        for delta in [1e-9, 1e-5] {
+            let exact = pld_epsilon(mu, delta).unwrap();
+            let iv = a.answer(Query::Epsilon(delta));
+            eprintln!("engine gauss σ={sigma} k={k} δ={delta}: {iv:?} exact {exact}");
+            assert!(iv.contains(exact), "σ={sigma} k={k} δ={delta}: {iv:?}");
+        }
+    }
+}
+
+/// A long composition (10⁶ steps of the substitute pair, σ = 1, q = 1e-4) at the default
+/// tolerance and budget: the interval of δ(0.5) is within 2 % (the first-order, O(h√k)
+/// lower bound alone gave 10 %).
+#[test]
+fn long_composition_within_two_percent() {
+    let mut a = CertifiedPld::new();
+    a.compose(
+        &PrivacyEvent::gaussian(1.0)
+            .without_replacement(10_000, 1)
+            .repeat(1_000_000),
+    )
+    .unwrap();
+    let iv = a.delta_interval(0.5).unwrap();
+    eprintln!("long composition: {iv:?}");
+    assert!(iv.lower > 0.0 && iv.width() <= 0.02 * iv.upper, "{iv:?}");
+}
