@@ -817,7 +817,18 @@ fn releases_per_run_are_what_the_accountant_charges() {
         let ratio = releases(&m, n);
         let grad_rows = m.grad_rows.load(Ordering::Relaxed);
         assert_eq!(grad_rows % n, 0, "{what}: gradients come in full passes");
-        let grads = grad_rows / n;
+        // passes over the data (counted by the model): one per leapfrog position, plus the
+        // start point's once per chain; Fresh's first release of each iteration adds new
+        // noise to the sum computed when the chain arrived at θ, without a pass
+        assert_eq!(
+            grad_rows / n,
+            chains * (k * l + 1),
+            "{what}: gradient passes"
+        );
+        // releases (each its own noise draw), as the kernel reports them
+        let released: u64 = run.chains.iter().map(|c| c.totals().grad_rows).sum();
+        assert_eq!(released % n as u64, 0, "{what}: releases are full sums");
+        let grads = (released / n as u64) as usize;
         let per_chain = match mode {
             Gradient::Fresh => k * (l + 1),
             Gradient::Reuse => k * l + 1,

@@ -9,7 +9,10 @@
 //! `ln U < ΔH − ½(T·τ_l√n·2b_lΔ)²`.
 //!
 //! **Gradient variants.** [`Gradient::Fresh`] (default; final thesis) draws a fresh noisy
-//! gradient at the start of every iteration: `k(L+1)` gradient releases. [`Gradient::Reuse`]
+//! gradient at the start of every iteration: `k(L+1)` gradient releases (the clipped sum
+//! behind that first one is the sum computed when the chain arrived at θ, the accepted
+//! proposal's last leapfrog gradient: only its noise is new, so an iteration makes `L` passes
+//! for its gradients, not `L + 1`, with the same draws). [`Gradient::Reuse`]
 //! (March thesis text, Algorithm 4) re-uses the end-point gradient of the last accepted
 //! trajectory: `kL+1` releases. Fresh is the default because the re-used noisy gradient is not
 //! part of the chain's state, so the reversibility argument (Theorem 10) does not cover it.
@@ -82,6 +85,13 @@ pub struct HmcState {
     p: Vec<f64>,
     grad: Vec<f64>,
     grad_new: Vec<f64>,
+    /// The clipped gradient sum at `theta` before noise, and its clipped rows once known
+    /// (`None` until the first iteration computes it).
+    raw_theta: Vec<f64>,
+    raw_theta_clipped: Option<u64>,
+    /// The same at the last leapfrog position (the proposal's end point).
+    raw_new: Vec<f64>,
+    raw_new_clipped: u64,
     prior_grad: Vec<f64>,
     log_prior: f64,
     cache: RowCache,
@@ -160,26 +170,36 @@ impl HmcKernel {
         self
     }
 
-    /// The noisy (DP) or exact gradient of the tempered log posterior at `theta`, into `out`.
-    /// Returns (clipped rows, evaluated rows).
-    #[allow(clippy::too_many_arguments)]
-    fn gradient<M: Model + ?Sized>(
+    /// The clipped per-row gradient sum at `theta` into `raw`: the statistic a gradient
+    /// release adds noise to (a deterministic pass: the same bits for the same `theta`).
+    /// Returns the clipped rows.
+    fn raw_gradient<M: Model + ?Sized>(
         &self,
         model: &M,
         theta: &[f64],
         grads: &mut GradBuffer,
+        raw: &mut [f64],
+    ) -> u64 {
+        let bound = self.noise.map_or(f64::INFINITY, |nz| nz.grad_clip);
+        // `validate` checked `has_gradient`, so the model's per-row gradients exist.
+        grads
+            .clipped_grad_sum(model, theta, bound, raw)
+            .unwrap_or_else(|_| {
+                raw.iter_mut().for_each(|x| *x = f64::NAN);
+                0
+            }) as u64
+    }
+
+    /// One gradient release from the raw sum in `out`, in place: the noisy (DP) or exact
+    /// gradient of the tempered log posterior at `theta`, `T·(raw + N(0, σ_g²I)) + ∇ln p(θ)`.
+    fn release<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        theta: &[f64],
         prior_grad: &mut [f64],
         out: &mut [f64],
         rng: &mut ChainRng,
-    ) -> (u64, u64) {
-        let bound = self.noise.map_or(f64::INFINITY, |nz| nz.grad_clip);
-        // `validate` checked `has_gradient`, so the model's per-row gradients exist.
-        let clipped = grads
-            .clipped_grad_sum(model, theta, bound, out)
-            .unwrap_or_else(|_| {
-                out.iter_mut().for_each(|x| *x = f64::NAN);
-                0
-            });
+    ) {
         let t = model.tempering();
         let sd = self.noise.map_or(0.0, |nz| {
             2.0 * nz.tau_g * (model.n_rows() as f64).sqrt() * nz.grad_clip
@@ -193,7 +213,23 @@ impl HmcKernel {
             };
             *o = t * (*o + sd * z) + pg;
         }
-        (clipped as u64, model.n_rows() as u64)
+    }
+
+    /// The noisy (DP) or exact gradient of the tempered log posterior at `theta`, into `out`.
+    /// Returns (clipped rows, evaluated rows).
+    #[allow(clippy::too_many_arguments)]
+    fn gradient<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        theta: &[f64],
+        grads: &mut GradBuffer,
+        prior_grad: &mut [f64],
+        out: &mut [f64],
+        rng: &mut ChainRng,
+    ) -> (u64, u64) {
+        let clipped = self.raw_gradient(model, theta, grads, out);
+        self.release(model, theta, prior_grad, out, rng);
+        (clipped, model.n_rows() as u64)
     }
 }
 
@@ -228,16 +264,21 @@ impl HmcKernel {
         visit(&s.theta_new);
         match self.gradient {
             Gradient::Fresh => {
-                let (c, r) = self.gradient(
-                    model,
-                    &s.theta,
-                    &mut s.grads,
-                    &mut s.prior_grad,
-                    &mut s.grad_new,
-                    rng,
-                );
+                // a fresh release of the statistic at θ: its raw sum is the one computed when
+                // the chain arrived at θ (the last leapfrog gradient of the accepted
+                // proposal, or this start's after a rejection), only the noise is new
+                let c = match s.raw_theta_clipped {
+                    Some(c) => c,
+                    None => {
+                        let c = self.raw_gradient(model, &s.theta, &mut s.grads, &mut s.raw_theta);
+                        s.raw_theta_clipped = Some(c);
+                        c
+                    }
+                };
+                s.grad_new.copy_from_slice(&s.raw_theta);
+                self.release(model, &s.theta, &mut s.prior_grad, &mut s.grad_new, rng);
                 grad_clipped += c;
-                grad_rows += r;
+                grad_rows += model.n_rows() as u64;
             }
             Gradient::Reuse => s.grad_new.copy_from_slice(&s.grad),
         }
@@ -250,16 +291,12 @@ impl HmcKernel {
                 *t += eta * p / m;
             }
             visit(&s.theta_new);
-            let (c, r) = self.gradient(
-                model,
-                &s.theta_new,
-                &mut s.grads,
-                &mut s.prior_grad,
-                &mut s.grad_new,
-                rng,
-            );
+            let c = self.raw_gradient(model, &s.theta_new, &mut s.grads, &mut s.raw_new);
+            s.raw_new_clipped = c;
+            s.grad_new.copy_from_slice(&s.raw_new);
+            self.release(model, &s.theta_new, &mut s.prior_grad, &mut s.grad_new, rng);
             grad_clipped += c;
-            grad_rows += r;
+            grad_rows += model.n_rows() as u64;
             for (p, g) in s.p.iter_mut().zip(&s.grad_new) {
                 *p += 0.5 * eta * g;
             }
@@ -335,6 +372,10 @@ impl Kernel for HmcKernel {
             p: vec![0.0; d],
             grad: vec![0.0; d],
             grad_new: vec![0.0; d],
+            raw_theta: vec![0.0; d],
+            raw_theta_clipped: None,
+            raw_new: vec![0.0; d],
+            raw_new_clipped: 0,
             prior_grad: vec![0.0; d],
             log_prior: model.log_prior(theta0),
             cache: RowCache::new(model, theta0),
@@ -407,6 +448,9 @@ impl Kernel for HmcKernel {
             std::mem::swap(&mut s.theta, &mut s.theta_new);
             s.log_prior = lp_new;
             s.cache.accept();
+            // the last leapfrog gradient was evaluated at the accepted end point
+            std::mem::swap(&mut s.raw_theta, &mut s.raw_new);
+            s.raw_theta_clipped = Some(s.raw_new_clipped);
             if self.gradient == Gradient::Reuse {
                 std::mem::swap(&mut s.grad, &mut s.grad_new);
             }

@@ -173,9 +173,7 @@ pub(super) fn clip_sum_columns(
     out: &mut [f64],
 ) -> usize {
     if !bound.is_finite() {
-        for (o, col) in out.iter_mut().zip(cols.chunks_exact(len)) {
-            *o += lane_dot(None, col);
-        }
+        add_column_dots(out, cols, len, None);
         return 0;
     }
     scale.fill(0.0);
@@ -198,9 +196,7 @@ pub(super) fn clip_sum_columns(
     if nonfinite > 0 {
         clipped = fix_nonfinite_rows(cols, len, bound, scale, clipped);
     }
-    for (o, col) in out.iter_mut().zip(cols.chunks_exact(len)) {
-        *o += lane_dot(Some(scale), col);
-    }
+    add_column_dots(out, cols, len, Some(scale));
     clipped as usize
 }
 
@@ -276,4 +272,74 @@ fn lane_dot(w: Option<&[f64]>, x: &[f64]) -> f64 {
         }
     }
     (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
+
+/// [`lane_dot`] of four columns at once: each column's sum is formed exactly as `lane_dot`
+/// forms it (the same four lanes, the same order), so the results are the same bits; the
+/// four independent chains keep the floating-point adders busy where one chain waits on
+/// each addition.
+fn lane_dot4(w: Option<&[f64]>, x: [&[f64]; 4]) -> [f64; 4] {
+    const L: usize = 4;
+    let mut acc = [[0.0; L]; 4];
+    let [x0, x1, x2, x3] = x;
+    let chunks = x0
+        .chunks_exact(L)
+        .zip(x1.chunks_exact(L))
+        .zip(x2.chunks_exact(L))
+        .zip(x3.chunks_exact(L));
+    let full = x0.len() - x0.len() % L;
+    match w {
+        Some(w) => {
+            for (j, (((c0, c1), c2), c3)) in chunks.enumerate() {
+                let wc = &w[j * L..j * L + L];
+                for (a, c) in acc.iter_mut().zip([c0, c1, c2, c3]) {
+                    for k in 0..L {
+                        a[k] += wc[k] * c[k];
+                    }
+                }
+            }
+            for i in full..x0.len() {
+                for (a, c) in acc.iter_mut().zip(x) {
+                    a[0] += w[i] * c[i];
+                }
+            }
+        }
+        None => {
+            for (((c0, c1), c2), c3) in chunks {
+                for (a, c) in acc.iter_mut().zip([c0, c1, c2, c3]) {
+                    for k in 0..L {
+                        a[k] += c[k];
+                    }
+                }
+            }
+            for i in full..x0.len() {
+                for (a, c) in acc.iter_mut().zip(x) {
+                    a[0] += c[i];
+                }
+            }
+        }
+    }
+    acc.map(|a| (a[0] + a[1]) + (a[2] + a[3]))
+}
+
+/// `out[i] += lane_dot(w, column i)` for every column of the column-major `cols` (`len` rows
+/// each), four columns at a time: the same bits as one column at a time.
+fn add_column_dots(out: &mut [f64], cols: &[f64], len: usize, w: Option<&[f64]>) {
+    if len == 0 {
+        return;
+    }
+    let mut outs = out.chunks_exact_mut(4);
+    let mut groups = cols.chunks_exact(4 * len);
+    for (o, g) in (&mut outs).zip(&mut groups) {
+        let (c0, rest) = g.split_at(len);
+        let (c1, rest) = rest.split_at(len);
+        let (c2, c3) = rest.split_at(len);
+        for (x, v) in o.iter_mut().zip(lane_dot4(w, [c0, c1, c2, c3])) {
+            *x += v;
+        }
+    }
+    let rest = groups.remainder();
+    for (x, col) in outs.into_remainder().iter_mut().zip(rest.chunks_exact(len)) {
+        *x += lane_dot(w, col);
+    }
 }

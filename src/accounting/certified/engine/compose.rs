@@ -74,12 +74,7 @@ pub(crate) struct Composed {
 
 /// `ln Σ p_i e^{λ(start+i)h}` and the normalised tilted array (`−∞` and zeros if `p = 0`).
 fn tilt(p: &[f64], start: i64, h: f64, lambda: f64) -> (f64, Vec<f64>) {
-    let shift = p
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| **v > 0.0)
-        .map(|(i, _)| lambda * (start + i as i64) as f64 * h)
-        .fold(f64::NEG_INFINITY, f64::max);
+    let shift = tilt_shift(p, start, h, lambda);
     if shift == f64::NEG_INFINITY {
         return (f64::NEG_INFINITY, vec![0.0; p.len()]);
     }
@@ -96,7 +91,7 @@ fn tilt(p: &[f64], start: i64, h: f64, lambda: f64) -> (f64, Vec<f64>) {
 /// An upper bound on `ln Σ_i p_i·e^{−(start+i)h}` (`−∞` if `p = 0`; the relative round-off of
 /// the sum is covered by a margin of `len·u`).
 fn ln_mass_at_minus_one(p: &[f64], start: i64, h: f64) -> f64 {
-    let (shift, _) = tilt_shift(p, start, h, -1.0);
+    let shift = tilt_shift(p, start, h, -1.0);
     if shift == f64::NEG_INFINITY {
         return f64::NEG_INFINITY;
     }
@@ -109,15 +104,13 @@ fn ln_mass_at_minus_one(p: &[f64], start: i64, h: f64) -> f64 {
     shift + s.ln() + (p.len() as f64 + 8.0) * f64::EPSILON * (1.0 + reach)
 }
 
-/// `max_i λ·(start+i)·h` over the positive entries (`−∞` if none), and whether any is positive.
-fn tilt_shift(p: &[f64], start: i64, h: f64, lambda: f64) -> (f64, bool) {
-    let shift = p
-        .iter()
+/// `max_i λ·(start+i)·h` over the positive entries (`−∞` if none).
+fn tilt_shift(p: &[f64], start: i64, h: f64, lambda: f64) -> f64 {
+    p.iter()
         .enumerate()
         .filter(|(_, v)| **v > 0.0)
         .map(|(i, _)| lambda * (start + i as i64) as f64 * h)
-        .fold(f64::NEG_INFINITY, f64::max);
-    (shift, shift > f64::NEG_INFINITY)
+        .fold(f64::NEG_INFINITY, f64::max)
 }
 
 /// An array's mass in consecutive groups of `width` entries: `(first index, mass)`.
