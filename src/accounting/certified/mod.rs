@@ -277,29 +277,41 @@ impl CertifiedPld {
         } else {
             h_coarse
         };
+        // the tilt of a round: the saddle point of the current estimate of ε
+        let tilt = |target: Option<f64>| match (target, query) {
+            (Some(eps), _) => saddle(eps),
+            (None, Query::Epsilon(delta)) => chernoff(delta).0,
+            (None, Query::Delta(_)) => 0.0,
+        };
+        // one round: compose the discretised leaves at step h, the certified interval and the
+        // composition's window (nodes); `None` over budget
+        let round = |discs: &[Discretised], h: f64, lambda: f64| -> Option<(Interval, usize)> {
+            let include = match query {
+                Query::Delta(eps) => Some((eps / h).floor() as i64),
+                Query::Epsilon(_) => None,
+            };
+            let c = compose(
+                &parts_of(discs, &counts),
+                h,
+                lambda,
+                include,
+                TAU,
+                self.max_points,
+            )?;
+            let (lower, upper) = match query {
+                Query::Delta(eps) => c.delta_bounds(eps),
+                Query::Epsilon(delta) => c.epsilon_bounds(delta),
+            };
+            Some((Interval { lower, upper }, c.pess.len().max(c.opt.len())))
+        };
         let below_floor = |iv: &Interval| floor.is_some_and(|f| iv.upper <= f.lower);
         if floor.is_some() {
             // a cheap certified interval from the coarse lattice: enough when this direction
             // is dominated by the ones already answered
-            let lambda = match (target, query) {
-                (Some(eps), _) => saddle(eps),
-                (None, Query::Epsilon(delta)) => chernoff(delta).0,
-                (None, Query::Delta(_)) => 0.0,
-            };
-            let parts = parts_of(&coarse, &counts);
-            let include = match query {
-                Query::Delta(eps) => Some((eps / h_coarse).floor() as i64),
-                Query::Epsilon(_) => None,
-            };
-            if let Some(c) = compose(&parts, h_coarse, lambda, include, TAU, self.max_points) {
-                let (lower, upper) = match query {
-                    Query::Delta(eps) => c.delta_bounds(eps),
-                    Query::Epsilon(delta) => c.epsilon_bounds(delta),
-                };
-                let iv = Interval { lower, upper };
-                if below_floor(&iv) {
-                    return iv;
-                }
+            if let Some((iv, _)) = round(&coarse, h_coarse, tilt(target))
+                && below_floor(&iv)
+            {
+                return iv;
             }
         }
         let mut best = trivial;
@@ -308,11 +320,7 @@ impl CertifiedPld {
         let mut tries = 0;
         while tries < MAX_ROUNDS + 8 {
             tries += 1;
-            let lambda = match (target, query) {
-                (Some(eps), _) => saddle(eps),
-                (None, Query::Epsilon(delta)) => chernoff(delta).0,
-                (None, Query::Delta(_)) => 0.0,
-            };
+            let lambda = tilt(target);
             // never finer than the budget allows (the window measured on the coarse lattice)
             let span = span_at.get(lambda, || {
                 window_span(&parts_of(&coarse, &counts), h_coarse, lambda, TAU)
@@ -331,21 +339,7 @@ impl CertifiedPld {
                     .map(|&(l, _)| discretise(l, h, TAIL, self.max_points))
                     .collect()
             };
-            let include = match query {
-                Query::Delta(eps) => Some((eps / h).floor() as i64),
-                Query::Epsilon(_) => None,
-            };
-            let composed = discs.as_ref().and_then(|discs| {
-                compose(
-                    &parts_of(discs, &counts),
-                    h,
-                    lambda,
-                    include,
-                    TAU,
-                    self.max_points,
-                )
-            });
-            let Some(c) = composed else {
+            let Some((interval, window)) = discs.as_ref().and_then(|d| round(d, h, lambda)) else {
                 if answered {
                     break;
                 }
@@ -354,11 +348,7 @@ impl CertifiedPld {
                 continue;
             };
             answered = true;
-            let (lower, upper) = match query {
-                Query::Delta(eps) => c.delta_bounds(eps),
-                Query::Epsilon(delta) => c.epsilon_bounds(delta),
-            };
-            best = best.intersect(Interval { lower, upper });
+            best = best.intersect(interval);
             let want = self.tolerance * best.upper;
             if self.upper_only
                 || below_floor(&best)
@@ -388,8 +378,7 @@ impl CertifiedPld {
                 0.25
             };
             // the finest step whose window still fits the budget
-            let window = c.pess.len().max(c.opt.len()) as f64;
-            let finest = h * window / (0.9 * self.max_points as f64);
+            let finest = h * window as f64 / (0.9 * self.max_points as f64);
             if finest >= h {
                 break;
             }

@@ -343,3 +343,36 @@ fn add_column_dots(out: &mut [f64], cols: &[f64], len: usize, w: Option<&[f64]>)
         *x += lane_dot(w, col);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Four columns at a time give the same bits as one column at a time, for every column
+    /// count (groups of four and a remainder) and row count (lanes of four and a remainder).
+    #[test]
+    fn column_dots_match_one_at_a_time() {
+        let value = |i: usize| {
+            ((i as f64 * 0.618_033_988_7).fract() - 0.5) * 1e3f64.powf((i % 7) as f64 - 3.0)
+        };
+        for d in 1..=9 {
+            for len in [1, 3, 4, 7, 1024, 1027] {
+                let cols: Vec<f64> = (0..d * len).map(value).collect();
+                let w: Vec<f64> = (0..len).map(|i| value(i + 7919)).collect();
+                for weights in [None, Some(w.as_slice())] {
+                    let mut got = vec![0.5; d];
+                    add_column_dots(&mut got, &cols, len, weights);
+                    let want: Vec<f64> = cols
+                        .chunks_exact(len)
+                        .map(|c| 0.5 + lane_dot(weights, c))
+                        .collect();
+                    let same = got
+                        .iter()
+                        .zip(&want)
+                        .all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(same, "d = {d}, len = {len}: {got:?} vs {want:?}");
+                }
+            }
+        }
+    }
+}

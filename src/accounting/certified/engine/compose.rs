@@ -199,19 +199,16 @@ fn chernoff_window(arrays: &[(&[f64], u64)], tau: f64) -> (f64, f64) {
         })
         .collect();
     for (j, &t) in ts.iter().enumerate() {
-        let sign = t.signum();
-        {
-            let k: f64 = log_mgfs.iter().map(|v| v[j]).sum();
-            // P(J − mean ≥ x) ≤ exp(K(t) − t·x), t > 0 (and the mirror for t < 0)
-            let x = (k + log_term) / t;
-            if !x.is_finite() {
-                continue;
-            }
-            if sign > 0.0 {
-                hi = hi.min((mean + x).ceil());
-            } else {
-                lo = lo.max((mean + x).floor());
-            }
+        let k: f64 = log_mgfs.iter().map(|v| v[j]).sum();
+        // P(J − mean ≥ x) ≤ exp(K(t) − t·x), t > 0 (and the mirror for t < 0)
+        let x = (k + log_term) / t;
+        if !x.is_finite() {
+            continue;
+        }
+        if t > 0.0 {
+            hi = hi.min((mean + x).ceil());
+        } else {
+            lo = lo.max((mean + x).floor());
         }
     }
     (lo.max(0.0), hi.min(full).max(lo.max(0.0)))
@@ -462,7 +459,8 @@ pub(crate) fn compose(
                     let k = ci * FREQUENCY_CHUNK + off;
                     for ((buf, &(_, _, c)), &eps) in bufs.iter().zip(batch).zip(&eps_c) {
                         let x = buf[k];
-                        let y = buf[(n - k) % n].conj();
+                        // the conjugate-symmetric partner n − k (mod n), without a division
+                        let y = buf[if k == 0 { 0 } else { n - k }].conj();
                         let zp = (x + y) * 0.5;
                         let zo = (x - y) * Complex::new(0.0, -0.5);
                         f.multiply([zp, zo], eps, c, u);

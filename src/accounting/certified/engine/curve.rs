@@ -24,11 +24,12 @@
 //!     `E f_ε(l + N₀) ≤ f_ε(l) + g'(l)·∫_c^∞ P(±N₀ > u) du`, `c = |e^{l−ε} − 1|`, and
 //!     `δ(ε) ≥ δ_S(ε + β) − e^ε·E_{Q'}[Ḡ(|e^{L'−ε} − 1|)]` with
 //!     `Ḡ(c) = s√(π/2)·erfc(c/(s√2))`. The expectation under the bucket pair's Q is bounded
-//!     through `S` (`|L' − S| ≤ r + β` except with probability `2e^{−r²/2s²}`, and
-//!     `e^{−L'} ≤ e^{−S + r + β}` there), from the same composed array (entries near ε,
-//!     with their round-off), the lattice's `E_P[e^{−S}]` beyond them, and the Q-mass of the
-//!     outcomes not split by their loss. Its error is `O(k·h²)`: the same accuracy at a
-//!     lattice step about `1/√(kh²)` times coarser.
+//!     through `S`: with `ρ = 2.5s`, `Ḡ(L') ≤ E[φ̂(S)·1{|N₀| ≤ ρ} | L']/(1 − 2e^{−ρ²/2s²})`
+//!     (`φ̂` the supremum over `±(ρ + β)`) and `e^{−L'} ≤ e^{−S + ρ + β}` on that event; from
+//!     the same composed array (entries near ε, with their round-off), the lattice's
+//!     `E_P[e^{−S}]` beyond them, and the Q-mass of the outcomes not split by their loss or
+//!     with `|B| > β`. Its error is `O(k·h²)`: the same accuracy at a lattice step about
+//!     `1/√(kh²)` times coarser.
 //!
 //!   Both are computed from the composed array with its round-off subtracted.
 
@@ -134,10 +135,18 @@ impl Composed {
         self.noise_scale() * (2.0 * (1.0 / eta).ln()).sqrt() + self.bias(eta)
     }
 
-    /// An upper bound on `sup_{ε ∈ [ea, eb]} e^{ε}·E_{Q'}[Ḡ(|e^{L'−ε} − 1|)]` (module docs),
-    /// whose own slack is at most `2e-6·scale` plus the unsplit outcomes' share; `∞` where
-    /// the nodes that matter are not all inside the composed window.
-    fn gap(&self, ea: f64, eb: f64, scale: f64, beta: f64) -> f64 {
+    /// The second-order bound's bias allowance `(β, η_b)` at the scale of the answer:
+    /// `|B| ≤ β` except with probability `η_b = 1e-6·scale`.
+    fn second_order_bias(&self, scale: f64) -> (f64, f64) {
+        let eta_b = 1e-6 * scale;
+        (self.bias(eta_b), eta_b)
+    }
+
+    /// An upper bound on `sup_{ε ∈ [ea, eb]} e^{ε}·E_{Q'}[Ḡ(|e^{L'−ε} − 1|)]` (module docs)
+    /// given `|B| ≤ beta` except with probability `eta_b`, whose own slack is at most
+    /// `2e-6·scale` plus the unsplit outcomes' share; `∞` where the nodes that matter are not
+    /// all inside the composed window.
+    fn gap(&self, ea: f64, eb: f64, scale: f64, (beta, eta_b): (f64, f64)) -> f64 {
         let s = self.noise_scale();
         let usable = s > 0.0 && scale > 0.0 && eb >= ea;
         if !usable {
@@ -205,8 +214,8 @@ impl Composed {
             w2 += w * w;
         }
         let inside = (1.0 + self.rel) * (sum + self.err_l2 * w2.sqrt()) / c_rho * (1.0 + 1e-12);
-        // the unsplit outcomes and those with |B| > β (probability ≤ budget under Q)
-        let loose = eb.exp() * g0 * (self.q_loose + budget);
+        // the unsplit outcomes and those with |B| > β (probability ≤ η_b under Q)
+        let loose = eb.exp() * g0 * (self.q_loose + eta_b);
         let out = inside + budget + loose;
         if out.is_nan() { f64::INFINITY } else { out }
     }
@@ -216,10 +225,9 @@ impl Composed {
         let upper = self.delta_side(Side::Pess, eps);
         let mut lower: f64 = 0.0;
         // second order: B ≤ β except with probability η_b, which costs η_b
-        let eta_b = 1e-6 * upper;
+        let (beta, eta_b) = self.second_order_bias(upper);
         if eta_b > 0.0 {
-            let beta = self.bias(eta_b);
-            let gap = self.gap(eps, eps, upper, beta);
+            let gap = self.gap(eps, eps, upper, (beta, eta_b));
             if gap.is_finite() {
                 lower = lower.max(self.delta_side(Side::Opt, eps + beta) - gap - eta_b);
             }
@@ -298,8 +306,7 @@ impl Composed {
                 lower = lower.max(e - self.shift(eta));
             }
         }
-        let eta_b = 1e-6 * delta;
-        let beta = self.bias(eta_b);
+        let (beta, eta_b) = self.second_order_bias(delta);
         if let Some(c0) = self.opt_crossing(delta) {
             let x0 = c0 - beta;
             // a narrow range of candidates first (the gap is second order), then all of them
@@ -308,7 +315,7 @@ impl Composed {
                 if !candidates {
                     continue;
                 }
-                let gap = self.gap(ea, x0, delta, beta) + eta_b;
+                let gap = self.gap(ea, x0, delta, (beta, eta_b)) + eta_b;
                 if !gap.is_finite() {
                     continue;
                 }
