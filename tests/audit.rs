@@ -37,13 +37,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use audit_stats::{AuditBound, audit, cp_lower, cp_upper, grid};
 use dp_mcmc::accounting::{
-    Accountant, Fourier, Method, PrivacyEvent, cks_zcdp_epsilon, pld_epsilon,
+    Accountant, CertifiedPld, Fourier, Method, PrivacyEvent, Rdp, cks_zcdp_epsilon, pld_epsilon,
 };
 use dp_mcmc::models::Model;
 use dp_mcmc::noise::{Lattice, Noise};
 use dp_mcmc::rng::chain_rng;
 use dp_mcmc::samplers::RunSetters;
-use dp_mcmc::samplers::{DpBarker, DpHmc, DpPenalty, Kernel, MinibatchPenalty, PrivacySpent};
+use dp_mcmc::samplers::{
+    DpBarker, DpHmc, DpPenalty, DpSgld, DpSgnht, Kernel, MinibatchPenalty, PrivacySpent,
+};
 
 /// Draws of the release per data set.
 const DRAWS: usize = 100_000;
@@ -530,6 +532,83 @@ fn dp_hmc_gradient_release_is_within_its_charge() {
         &run(tau_g),
         &run(tau_g / 2.0),
     );
+}
+
+/// DP-SGLD and DP-SGNHT: one step's release, the clipped gradient sum of a Poisson batch
+/// (q = 0.5) with noise multiplier σ = 1.5 relative to the clip bound C = 1, charged as
+/// `gaussian(1.5).poisson(0.5)` (certified PLD upper bound; RDP also checked) under the
+/// add/remove relation. Worst case: `D` has one row with gradient R (clipped to C) and every
+/// other row 0, `D'` every row 0 (row 0 removed, as far as the sum is concerned), so the release
+/// is `(1 − q)N(0, σ²) + qN(C, σ²)` against `N(0, σ²)`. The step is read back from the public
+/// state from θ = 0 (flat prior): SGLD `S = θ'/(coef·σC)`, coef = η/(2q); SGNHT
+/// `S = (p' − (1 − ξh)p)/(coef·σC)`, coef = h/q. Both are run in the regime where σ exceeds
+/// the injected noise's multiplier (η = 4: 2q/(C√η) = 0.5; h = 0.01, A = 0.005: q√(2A/h)/C = 0.5),
+/// so the broken variant (σ/2 asked for, still charged at σ) really halves the noise.
+#[test]
+fn stochastic_gradient_steps_are_within_their_poisson_charge() {
+    let (q, sigma, c) = (0.5, 1.5, 1.0);
+    let delta = 0.1 / N as f64;
+    let event = PrivacyEvent::gaussian(sigma).poisson(q);
+    let eps_of = |mut acc: Box<dyn Accountant>| {
+        acc.compose(&event).unwrap();
+        acc.epsilon(delta).unwrap()
+    };
+    let charged = eps_of(Box::new(CertifiedPld::new().upper_only(true)));
+    let rdp = eps_of(Box::new(Rdp::new()));
+    let data = |first: f64| WorstCase {
+        ratios: vec![0.0; N],
+        grads: (0..N).map(|j| if j == 0 { first } else { 0.0 }).collect(),
+        proposal: AtomicU64::new(0),
+    };
+    let pair = (data(R), data(0.0));
+    // the release of one step on `m` from stream `stream`, standardised by the charged noise
+    let step = |sgnht: bool, asked: f64, m: &WorstCase, stream: u64| -> f64 {
+        let mut rng = chain_rng(17, stream);
+        if sgnht {
+            let (h, a) = (0.01, 0.005);
+            let s = DpSgnht::builder()
+                .step_size(h)
+                .diffusion(a)
+                .clip_bound(c)
+                .sampling_rate(q)
+                .noise_multiplier(asked);
+            let k = s.kernel(m).unwrap();
+            let mut st = k.init(m, &[0.0], &mut rng).unwrap();
+            let (p, xi) = (st.momentum()[0], st.thermostat());
+            k.step(m, &mut st, &mut rng);
+            (st.momentum()[0] - (1.0 - xi * h) * p) / (h / q * sigma * c)
+        } else {
+            let eta = 4.0;
+            let s = DpSgld::builder()
+                .step_size(eta)
+                .clip_bound(c)
+                .sampling_rate(q)
+                .noise_multiplier(asked);
+            let k = s.kernel(m).unwrap();
+            let mut st = k.init(m, &[0.0], &mut rng).unwrap();
+            k.step(m, &mut st, &mut rng);
+            k.position(&st)[0] / (eta / (2.0 * q) * sigma * c)
+        }
+    };
+    for sgnht in [false, true] {
+        let name = if sgnht { "dp-sgnht" } else { "dp-sgld" };
+        let run = |asked: f64| {
+            let xs: Vec<f64> = (0..DRAWS as u64)
+                .map(|i| step(sgnht, asked, &pair.0, i))
+                .collect();
+            let ys: Vec<f64> = (0..DRAWS as u64)
+                .map(|i| step(sgnht, asked, &pair.1, DRAWS as u64 + i))
+                .collect();
+            audit(&xs, &ys, &unit_grid(), ALPHA, delta)
+        };
+        check(
+            name,
+            charged,
+            &[("RDP", rdp)],
+            &run(sigma),
+            &run(sigma / 2.0),
+        );
+    }
 }
 
 /// Audits one Gaussian release charged at noise multiplier `z` on a worst-case pair:

@@ -29,7 +29,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dp_mcmc::accounting::{
-    Accountant, BarkerRdp, Fourier, Method, Pld, PrivacyEvent, Rdp, cks_zcdp_epsilon,
+    Accountant, BarkerRdp, CertifiedPld, Fourier, Method, Pld, PrivacyEvent, Rdp, cks_zcdp_epsilon,
     discrete_gaussian_rho,
 };
 use dp_mcmc::models::Model;
@@ -42,8 +42,8 @@ use budget_queries::MaxIterations;
 use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::vcorr::vcorr;
 use dp_mcmc::samplers::{
-    ClipDistance, DpBarker, DpHmc, DpPenalty, Kernel, MinibatchPenalty, PrivacySpent, ProposalKind,
-    StepInfo,
+    ClipDistance, DpBarker, DpHmc, DpPenalty, DpSgld, DpSgnht, Kernel, MinibatchPenalty,
+    PrivacySpent, ProposalKind, StepInfo,
 };
 use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
 
@@ -519,6 +519,119 @@ fn assert_in_batch(hits: usize, p: f64, what: &str) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// DP-SGLD and DP-SGNHT.
+
+/// A stochastic-gradient sampler under test, with its settings.
+#[derive(Clone, Copy, Debug)]
+enum StochasticGradient {
+    Sgld { eta: f64 },
+    Sgnht { h: f64, a: f64 },
+}
+
+impl StochasticGradient {
+    /// One step from θ = 0 on `m` with stream `trial`: the released gradient sum (noise
+    /// included) read back from the public state, and the sampler's charged noise multiplier.
+    /// SGLD: `θ' − θ = (ηT/(2q))·release` (flat prior); SGNHT: `p' − (1 − ξh)p = (hT/q)·release`.
+    fn release(self, m: &Rows, c: f64, q: f64, sigma: f64, trial: usize) -> (Vec<f64>, f64) {
+        let t = m.tempering;
+        let mut rng = chain_rng(SEED, trial as u64);
+        let theta0 = vec![0.0; m.dim];
+        match self {
+            StochasticGradient::Sgld { eta } => {
+                let s = DpSgld::builder()
+                    .step_size(eta)
+                    .clip_bound(c)
+                    .sampling_rate(q)
+                    .noise_multiplier(sigma);
+                let k = s.kernel(m).unwrap();
+                let mut st = k.init(m, &theta0, &mut rng).unwrap();
+                let info = k.step(m, &mut st, &mut rng);
+                assert!(info.accepted);
+                let coef = eta * t / (2.0 * q);
+                let r = k.position(&st).iter().map(|x| x / coef).collect();
+                (r, s.charged_noise_multiplier().unwrap())
+            }
+            StochasticGradient::Sgnht { h, a } => {
+                let s = DpSgnht::builder()
+                    .step_size(h)
+                    .diffusion(a)
+                    .clip_bound(c)
+                    .sampling_rate(q)
+                    .noise_multiplier(sigma);
+                let k = s.kernel(m).unwrap();
+                let mut st = k.init(m, &theta0, &mut rng).unwrap();
+                let (p, xi) = (st.momentum().to_vec(), st.thermostat());
+                k.step(m, &mut st, &mut rng);
+                let coef = h * t / q;
+                let r = st
+                    .momentum()
+                    .iter()
+                    .zip(&p)
+                    .map(|(p1, p0)| (p1 - (1.0 - xi * h) * p0) / coef)
+                    .collect();
+                (r, s.charged_noise_multiplier().unwrap())
+            }
+        }
+    }
+}
+
+/// DP-SGLD and DP-SGNHT. Accountant assumption: every step releases the clipped gradient sum
+/// `G` of a Poisson batch (rate q) with noise multiplier σ_c (`charged_noise_multiplier`)
+/// relative to the clip bound C, the add/remove sensitivity (`gaussian(σ_c).poisson(q)`). The
+/// release is read back from the public state (`StochasticGradient::release`).
+/// (a) D' is D with row 0's gradient zeroed (for a sum, the same as removing the row): on the
+/// same stream the release moves by exactly C (tolerance 1e-9) when row 0 is in the batch and
+/// not at all otherwise, and row 0 is in the batch at rate q (binomial test at α);
+/// (b) on a D whose gradients are all 0 (G = 0) the noise standardised by σ_c·C is N(0, 1) at
+/// T = 1, where the injected noise alone pays the charge (σ = 0) and where extra noise is added
+/// (σ above the injected noise's); at T = 0.5 the injected noise exceeds the charge: the
+/// variance ratio must not fall below 1 (one-sided χ²).
+#[test]
+fn stochastic_gradient_noise_is_the_poisson_accountants() {
+    let (n, c, q) = (40, 0.5, 0.3);
+    let samplers = [
+        StochasticGradient::Sgld { eta: 1e-3 },
+        StochasticGradient::Sgnht { h: 1e-2, a: 2.0 },
+    ];
+    for sampler in samplers {
+        for (sigma, t) in [(0.0, 1.0), (50.0, 1.0), (0.0, 0.5)] {
+            let what = format!("{sampler:?}, σ = {sigma}, T = {t}");
+            let d = Rows::new(vec![0.0; n], vec![1.0; n], 2, t);
+            let mut g = vec![1.0; n];
+            g[0] = 0.0;
+            let d2 = Rows::new(vec![0.0; n], g, 2, t);
+            let mut hits = 0;
+            for i in 0..DRAWS {
+                let (r, _) = sampler.release(&d, c, q, sigma, i);
+                let (r2, _) = sampler.release(&d2, c, q, sigma, i);
+                let diff: Vec<f64> = r.iter().zip(&r2).map(|(a, b)| a - b).collect();
+                let moved = norm(&diff);
+                if moved > c * 1e-3 {
+                    assert_rel(moved, c, 1e-9, &what);
+                    hits += 1;
+                }
+            }
+            assert_in_batch(hits, q, &what);
+            let zero = Rows::new(vec![0.0; n], vec![0.0; n], 2, t);
+            let mut z = Vec::with_capacity(DRAWS);
+            for i in 0..DRAWS / 2 {
+                let (r, charged) = sampler.release(&zero, c, q, sigma, i);
+                z.extend(r.iter().map(|x| x / (charged * c)));
+            }
+            if t == 1.0 {
+                assert_unit_normal(&z, &what);
+            } else {
+                let nz = z.len() as f64;
+                let s2 = z.iter().map(|x| x * x).sum::<f64>() / nz;
+                let lo = ChiSquared::new(nz).unwrap().inverse_cdf(ALPHA) / nz;
+                println!("{what}: noise variance / accountant's = {s2:.4} (≥ {lo:.4})");
+                assert!(s2 > lo, "{what}: noise below the charge ({s2:.4})");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // DP Barker.
 
 /// Mean and variance of `x` against the noise `N(0, g) + V_corr`: z-tests at α with the
@@ -908,4 +1021,62 @@ fn releases_per_run_are_what_the_accountant_charges() {
         .unwrap()
         .0;
     assert_rel(spent.epsilon, want, 1e-12, "DP Barker");
+
+    // DP-SGLD / DP-SGNHT: one Poisson-subsampled gradient release per iteration; the gradients
+    // the model evaluated are the batches' rows, as the kernels report them.
+    let q = 0.1;
+    for method in [Method::Pld, Method::Rdp] {
+        for sgnht in [false, true] {
+            let what = format!(
+                "{} ({method:?})",
+                if sgnht { "DP-SGNHT" } else { "DP-SGLD" }
+            );
+            let m = rows(n_sub);
+            let (run, sigma) = if sgnht {
+                let s = DpSgnht::builder()
+                    .step_size(1e-2)
+                    .sampling_rate(q)
+                    .accountant(method);
+                let sigma = s.charged_noise_multiplier().unwrap();
+                let s = s
+                    .iterations(k)
+                    .chains(chains)
+                    .progress(false)
+                    .start(vec![0.0]);
+                (s.run(&m).unwrap(), sigma)
+            } else {
+                let s = DpSgld::builder()
+                    .step_size(1e-3)
+                    .sampling_rate(q)
+                    .accountant(method);
+                let sigma = s.charged_noise_multiplier().unwrap();
+                let s = s
+                    .iterations(k)
+                    .chains(chains)
+                    .progress(false)
+                    .start(vec![0.0]);
+                (s.run(&m).unwrap(), sigma)
+            };
+            let evaluated = m.grad_rows.load(Ordering::Relaxed) as u64;
+            let reported: u64 = run.chains.iter().map(|c| c.totals().grad_rows).sum();
+            assert_eq!(evaluated, reported, "{what}: gradient rows");
+            let mean = evaluated as f64 / (chains * k) as f64;
+            assert!(
+                (mean - q * n_sub as f64).abs() < 10.0,
+                "{what}: batch mean {mean}"
+            );
+            let steps: u64 = run.chains.iter().map(|c| c.totals().steps).sum();
+            assert_eq!(
+                steps,
+                (chains * k) as u64,
+                "{what}: one release per iteration"
+            );
+            let ev = PrivacyEvent::gaussian(sigma).poisson(q).repeat(steps);
+            let spent = run.privacy.unwrap();
+            match method {
+                Method::Rdp => assert_charged(&spent, Rdp::new(), ev, &what),
+                _ => assert_charged(&spent, CertifiedPld::new().upper_only(true), ev, &what),
+            }
+        }
+    }
 }

@@ -118,6 +118,8 @@ fn check_tempering(t: f64) -> Result<()> {
 struct Adaptation {
     iterations: usize,
     target: f64,
+    /// Whether the kernel's step scale is adapted (else warm-up is burn-in only).
+    adapts: bool,
 }
 
 impl Adaptation {
@@ -129,6 +131,7 @@ impl Adaptation {
         Ok(Adaptation {
             iterations: settings.warmup.min(iterations),
             target,
+            adapts: kernel.adapts_step(),
         })
     }
 }
@@ -177,7 +180,7 @@ fn run_one<K: Kernel, M: Model + ?Sized>(
     for it in 0..iterations {
         let info = kernel.step(model, &mut state, &mut rng);
         totals.add(&info);
-        if it < adapt.iterations {
+        if it < adapt.iterations && adapt.adapts {
             // Adaptation reads the released decision and state, nothing else.
             let scale = adapter.update(Released {
                 accepted: info.accepted,

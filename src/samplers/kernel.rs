@@ -97,6 +97,13 @@ pub trait Kernel: Send + Sync {
     /// (`samplers::split`). Kernels without a data pass ignore it (the default).
     fn set_pass_threads(&self, _state: &mut Self::State, _threads: usize) {}
 
+    /// Whether warm-up adapts the step scale (default `true`). Kernels without an accept
+    /// decision (the stochastic-gradient samplers, whose step size sets the injected noise the
+    /// privacy charge counts) return `false`: their warm-up iterations are burn-in only.
+    fn adapts_step(&self) -> bool {
+        true
+    }
+
     /// The acceptance rate warm-up adaptation aims at by default (0.25: random-walk kernels,
     /// whose noisy acceptance test lowers the best rate a little below the classical 0.234
     /// bound's neighbourhood; HMC kernels override it).

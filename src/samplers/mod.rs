@@ -1,5 +1,5 @@
 //! MCMC samplers and the run driver. One folder per sampler (`dp_penalty/`, `dp_hmc/`,
-//! `minibatch_penalty/`, `dp_barker/`, `rwmh/`, `hmc/`): its builder, its privacy cost
+//! `minibatch_penalty/`, `dp_barker/`, `rwmh/`, `hmc/`, and the field's `dp_sgld/`, `dp_sgnht/`): its builder, its privacy cost
 //! ([`PrivacyCost`]), its kernel, and its [`Sampler`] implementation (samplers as values),
 //! listed once in the [`REGISTRY`] (`registry.rs`; [`SamplerKind`] names one by its key). Shared: the [`Kernel`] trait, the data pass (`pass`;
 //! `split` spreads it over threads), proposals, run settings, the driver (chains in parallel), the privacy plan and ledger
@@ -13,6 +13,7 @@ mod fluent;
 pub(crate) mod kernel;
 mod ledger;
 pub mod pass;
+pub(crate) mod poisson_batch;
 mod privacy;
 pub(crate) mod proposal;
 mod registry;
@@ -29,6 +30,8 @@ pub use budget::{Gradient, IterationBudget};
 pub use dp_barker::DpBarker;
 pub use dp_hmc::DpHmc;
 pub use dp_penalty::DpPenalty;
+pub use dp_sgld::DpSgld;
+pub use dp_sgnht::DpSgnht;
 pub use driver::run_chains;
 pub use hmc::Hmc;
 pub use kernel::{Kernel, StepInfo};
@@ -52,6 +55,8 @@ registry::registry! {
     mod hmc: ENTRY;
     mod rwmh: ENTRY;
     dp_penalty: OCU_ENTRY;
+    mod dp_sgld: ENTRY;
+    mod dp_sgnht: ENTRY;
 }
 
 #[cfg(test)]

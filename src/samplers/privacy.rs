@@ -75,6 +75,11 @@ pub trait PrivacyCost {
     ) -> Result<Option<f64>> {
         Ok(None)
     }
+    /// With a privacy budget, the most iterations per chain the sampler runs (`None`, the
+    /// default: Algorithm 2's count). A capped run reports the ε it spent, below the budget.
+    fn iteration_cap(&self) -> Option<usize> {
+        None
+    }
     /// Whether the count follows the thesis code's optimistic bound (see
     /// [`corrected_accountant`](Self::corrected_accountant)).
     fn thesis_compatible(&self) -> bool {
@@ -363,15 +368,23 @@ pub(crate) fn plan_any(cost: &dyn PrivacyCost, run: &RunSettings, n_rows: usize)
             )
         }
         (_, Some((eps, delta))) => {
-            let k = accountant
-                .max_iterations(&releases, copies as u64, eps, delta)?
-                .ok_or_else(|| crate::accounting::algorithm2::beyond_cap(eps))?;
+            let found = accountant.max_iterations(&releases, copies as u64, eps, delta)?;
+            let cap = cost.iteration_cap();
+            let k = match (found, cap) {
+                (Some(k), Some(cap)) => k.min(cap as u64),
+                (None, Some(cap)) => cap as u64,
+                (Some(k), None) => k,
+                (None, None) => return Err(crate::accounting::algorithm2::beyond_cap(eps)),
+            };
             let k = usize::try_from(k)
                 .map_err(|_| Error::invalid("epsilon", eps, "allows too many iterations"))?;
+            let capped = cap.is_some_and(|c| found.is_none_or(|f| f > c as u64));
             // Where the count follows the thesis code, the guarantee is the corrected bound's ε
-            // at that count (larger than the target).
+            // at that count (larger than the target); a capped run spent less than the budget.
             let eps = if thesis_count {
                 epsilon_at(k, delta)?.max(eps)
+            } else if capped {
+                epsilon_at(k, delta)?.min(eps)
             } else {
                 eps
             };

@@ -124,6 +124,41 @@ fn same_seed_same_run_any_thread_count() {
     }
     let other = b.seed(43).threads(2).run(&model).unwrap();
     assert_ne!(other.chains[0].draws, a1.chains[0].draws);
+    // the stochastic-gradient samplers: each chain's batches and noise from its own stream
+    let sgld = DpSgld::builder()
+        .step_size(1e-3)
+        .sampling_rate(0.2)
+        .iterations(100)
+        .chains(3)
+        .seed(42);
+    let sgnht = DpSgnht::builder()
+        .step_size(1e-2)
+        .sampling_rate(0.2)
+        .iterations(100)
+        .chains(3)
+        .seed(42);
+    let start = vec![0.0, 0.5, 1.0];
+    let runs = |threads: usize| {
+        [
+            sgld.clone()
+                .threads(threads)
+                .start(start.clone())
+                .run(&model)
+                .unwrap(),
+            sgnht
+                .clone()
+                .threads(threads)
+                .start(start.clone())
+                .run(&model)
+                .unwrap(),
+        ]
+    };
+    for (r1, r2) in runs(1).iter().zip(&runs(2)) {
+        for (c1, c2) in r1.chains.iter().zip(&r2.chains) {
+            assert_eq!(c1.draws, c2.draws);
+        }
+        assert_ne!(r1.chains[0].draws, r1.chains[1].draws);
+    }
 }
 
 /// Threads inside one chain: pools of 1, 2 and 3 threads (one chain, so the automatic
@@ -234,6 +269,14 @@ fn bad_input_is_a_named_error() {
             .run(&model))
         .contains("mass")
     );
+    let sgld = DpSgld::builder().iterations(5).start(vec![0.0, 0.0]);
+    assert!(msg(sgld.clone().step_size(-1.0).run(&model)).contains("step_size"));
+    assert!(msg(sgld.clone().sampling_rate(0.0).run(&model)).contains("sampling_rate"));
+    assert!(msg(sgld.clone().noise_multiplier(f64::NAN).run(&model)).contains("noise_multiplier"));
+    assert!(msg(sgld.clone().clip_bound(0.0).run(&model)).contains("clip_bound"));
+    assert!(msg(sgld.start(vec![0.0]).run(&model)).contains("start"));
+    let sgnht = DpSgnht::builder().iterations(5).start(vec![0.0, 0.0]);
+    assert!(msg(sgnht.clone().diffusion(-1.0).run(&model)).contains("diffusion"));
 }
 
 #[test]
@@ -326,6 +369,64 @@ fn minibatch_with_the_full_batch_keeps_the_posterior() {
         .unwrap();
     assert_invariant(&run, &mean, var);
     assert_eq!(run.rows_per_iteration(), 300.0);
+}
+
+/// DP-SGLD and DP-SGNHT are approximate samplers: with a small step and a clip bound that
+/// never binds they must keep the posterior up to their O(step) bias, on full batches (q = 1)
+/// and on Poisson half batches. 200 steps from exact draws are five relaxation times of
+/// SGLD at η = 0.05·var (`2/(η·precision)` = 40 steps), so a wrong drift (sign, the `T/q`
+/// scale) or noise moves the last positions off the posterior. Their stationary variance is
+/// within about 1.5 % of the posterior's (ULA: `var/(1 − η/(4 var))` plus the half batches'
+/// gradient noise, `η·n(1−q)/(4q)` relative). Besides `check_normal_draws` (mean, KS), each
+/// coordinate's sample variance over 1000 chains must be within `5·√(2/N) + 2 %` of the
+/// posterior's (χ²: s.d. of the ratio √(2/N) = 4.5 %, plus the bias allowance): a noise 1.5×
+/// too large (variance ratio 2.25) or a drift off by a factor 2 (ratio ≈ 0.5) is caught.
+#[test]
+fn stochastic_gradient_samplers_keep_the_posterior() {
+    const CHAINS: usize = 1000;
+    let model = IsoGauss::generate(400, 2, 19);
+    let (mean, var) = model.posterior();
+    let assert_invariant = |run: &Run, what: &str| {
+        assert_invariant(run, &mean, var);
+        let last = run.last_draws();
+        let n = last.len() as f64;
+        for c in 0..2 {
+            let m = last.iter().map(|x| x[c]).sum::<f64>() / n;
+            let s2 = last.iter().map(|x| (x[c] - m).powi(2)).sum::<f64>() / (n - 1.0);
+            let tol = 5.0 * (2.0 / n).sqrt() + 0.02;
+            assert!(
+                (s2 / var - 1.0).abs() < tol,
+                "{what}: variance ratio {}",
+                s2 / var
+            );
+        }
+    };
+    for q in [1.0, 0.5] {
+        let run = DpSgld::builder()
+            .step_size(0.05 * var)
+            .clip_bound(20.0)
+            .sampling_rate(q)
+            .chains(CHAINS)
+            .iterations(200)
+            .seed(23)
+            .starts(model.posterior_draws(CHAINS, 23))
+            .run(&model)
+            .unwrap();
+        assert_invariant(&run, &format!("DP-SGLD, q = {q}"));
+        let h = 0.1 * var.sqrt();
+        let run = DpSgnht::builder()
+            .step_size(h)
+            .diffusion(0.08 / h)
+            .clip_bound(20.0)
+            .sampling_rate(q)
+            .chains(CHAINS)
+            .iterations(200)
+            .seed(29)
+            .starts(model.posterior_draws(CHAINS, 29))
+            .run(&model)
+            .unwrap();
+        assert_invariant(&run, &format!("DP-SGNHT, q = {q}"));
+    }
 }
 
 #[test]

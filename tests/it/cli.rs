@@ -720,3 +720,42 @@ fn sample_auto_prints_the_ledger() {
     assert!(parts.iter().all(|p| p["releases"].as_u64().unwrap() > 0));
     assert!(v["start"].as_str().unwrap().starts_with("auto"));
 }
+
+/// `sample --auto` with the field's stochastic-gradient samplers: the same JSON keys as the
+/// DP penalty's, a ledger whose shares add up to the ε reported, within the budget (a capped run
+/// spends less), and one draw per iteration for every chain.
+#[test]
+fn sample_auto_runs_the_stochastic_gradient_samplers() {
+    let run = |alg: &str| -> serde_json::Value {
+        let (code, stdout, stderr) = dp_mcmc(&split(&format!(
+            "sample --experiment easy-2d --algorithm {alg} --epsilon 4 --chains 4 --seed 3 --auto"
+        )));
+        assert_eq!(code, 0, "{alg}: {stderr}");
+        serde_json::from_str(stdout.trim()).unwrap()
+    };
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let reference = keys(&run("dp-penalty"));
+    for alg in ["dp-sgld", "dp-sgnht"] {
+        let v = run(alg);
+        assert_eq!(keys(&v), reference, "{alg}: JSON keys");
+        let eps = v["epsilon"].as_f64().unwrap();
+        assert!(eps > 0.0 && eps <= 4.0, "{alg}: ε = {eps}");
+        let parts = v["ledger"].as_array().unwrap();
+        let share: f64 = parts
+            .iter()
+            .map(|p| p["epsilon_share"].as_f64().unwrap())
+            .sum();
+        assert!(
+            (share - eps).abs() < 1e-9,
+            "{alg}: shares {share} vs ε {eps}"
+        );
+        let iterations = v["iterations"].as_array().unwrap();
+        assert_eq!(iterations.len(), 4, "{alg}");
+        assert!(iterations.iter().all(|k| k.as_u64().unwrap() > 0), "{alg}");
+        assert_eq!(v["algorithm"], alg);
+    }
+}

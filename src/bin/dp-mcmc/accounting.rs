@@ -323,6 +323,10 @@ fn iterations_inner(a: IterationsArgs) -> dp_mcmc::Result<Value> {
     if has("thesis_compatible") {
         s.set_setting("thesis_compatible", json!(a.thesis_compatible))?;
     }
+    if has("max_iterations") && !given.iter().any(|g| g == "max_iterations") {
+        // Algorithm 2's own count (a run's cap is not the budget's answer)
+        s.set_setting("max_iterations", Value::Null)?;
+    }
     let run = s.run_settings_mut();
     run.chains = 1;
     run.budget = Budget::Privacy {

@@ -22,7 +22,9 @@ pub struct SampleArgs {
     #[arg(long)]
     experiment: String,
     /// rwmh, hmc, dp-penalty, dp-penalty-ocu, dp-penalty-gwmh, dp-hmc, minibatch-penalty,
-    /// minibatch-penalty-gwmh, dp-barker.
+    /// minibatch-penalty-gwmh, dp-barker, dp-sgld, dp-sgnht (the last two with public settings:
+    /// the DP HMC table's gradient clip bound, batches of 1000 rows, a step from the posterior
+    /// scale; add/remove guarantee, docs/ACCOUNTING.md).
     #[arg(long)]
     algorithm: String,
     /// Privacy budget ε (ignored by the non-private rwmh and hmc).
@@ -90,7 +92,7 @@ pub struct SampleArgs {
     /// Derive every setting privately from (ε, δ), n and public information (DP clip bound
     /// and initial point, warm-up adaptation, τ and iterations from the budget), every cost in
     /// one ledger (the JSON's `ledger`); algorithms dp-penalty, dp-hmc, minibatch-penalty,
-    /// dp-barker. Not combinable with the tuning flags. `--start` then gives the public start
+    /// dp-barker, dp-sgld, dp-sgnht. Not combinable with the tuning flags. `--start` then gives the public start
     /// of the DP initial point (default: the origin).
     #[arg(long)]
     auto: bool,

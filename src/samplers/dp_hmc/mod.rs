@@ -214,6 +214,27 @@ fn check_leapfrog_steps(l: usize) -> Result<u64> {
         .map_err(|_| Error::invalid("leapfrog_steps", l, "is too large"))
 }
 
+/// The thesis' `hmc` table for `experiment`: `(τ_l, τ_g, b_l, b_g)`.
+fn thesis_table(experiment: Experiment) -> (f64, f64, f64, f64) {
+    use Experiment::*;
+    match experiment {
+        EasyBanana2d => (0.1, 0.4, 2.0, 1.0),
+        EasyBanana10d => (0.05, 0.2, 2.5, 3.0),
+        TemperedBanana2d => (0.2, 0.6, 2.5, 2.0),
+        TemperedBanana10d => (0.08, 0.20, 2.5, 3.5),
+        HardBanana2d => (0.15, 0.25, 5.0, 2.8),
+        Gauss30d => (0.05, 0.10, 2.5, 6.0),
+        HardGauss2d => (0.05, 0.20, 30.0, 29.0),
+        Circle => (0.6, 1.9, 0.001, 0.0015),
+    }
+}
+
+/// The per-row gradient clip bound the thesis tuned DP HMC with for `experiment` (public: the
+/// thesis' parameter files); the stochastic-gradient samplers start from it.
+pub(crate) fn thesis_grad_clip(experiment: Experiment) -> f64 {
+    thesis_table(experiment).3
+}
+
 /// Leapfrog steps of an `auto` DP HMC run.
 pub const AUTO_LEAPFROG_STEPS: usize = 10;
 
@@ -238,17 +259,7 @@ impl Sampler for DpHmc {
     /// The thesis' `hmc` table (noise, clip bounds; the integrator from
     /// `hmc::thesis_integrator`; the gradient schedule: this sampler's).
     fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
-        use Experiment::*;
-        let (tau_l, tau_g, b_l, b_g) = match experiment {
-            EasyBanana2d => (0.1, 0.4, 2.0, 1.0),
-            EasyBanana10d => (0.05, 0.2, 2.5, 3.0),
-            TemperedBanana2d => (0.2, 0.6, 2.5, 2.0),
-            TemperedBanana10d => (0.08, 0.20, 2.5, 3.5),
-            HardBanana2d => (0.15, 0.25, 5.0, 2.8),
-            Gauss30d => (0.05, 0.10, 2.5, 6.0),
-            HardGauss2d => (0.05, 0.20, 30.0, 29.0),
-            Circle => (0.6, 1.9, 0.001, 0.0015),
-        };
+        let (tau_l, tau_g, b_l, b_g) = thesis_table(experiment);
         let (l, eta) = thesis_integrator(experiment);
         Ok(Box::new(
             DpHmc::builder()

@@ -1,0 +1,141 @@
+//! The DP-SGLD kernel (Wang, Fienberg & Smola 2015; Li, Chen, Wang & Carin 2019): one Langevin
+//! step from a Poisson-subsampled, clipped gradient sum, every iterate released.
+//!
+//! Per step: a Poisson batch `S` (each row with probability `q`), `G = Σ_{j∈S} clip_C(∇ℓ_j(θ))`,
+//! and `θ' = θ + (η/2)(∇ln p(θ) + (T/q)·G) + s·ξ`, `ξ ~ N(0, I)`, with
+//! `s = max(√η, (η/2)(T/q)·σ·C)`: the Langevin noise `N(0, ηI)`, raised where needed so that,
+//! read as noise on `G`, its standard deviation is at least `σ·C`. `θ'` is then a
+//! post-processing of `G + N(0, (s·2q/(ηT))²I)`, a Poisson-subsampled Gaussian release with
+//! noise multiplier `s·2q/(ηTC) ≥ σ` relative to the add/remove sensitivity `C` of `G`
+//! (docs/ACCOUNTING.md, "Stochastic-gradient samplers").
+//!
+//! A seeded PRNG reproduces research runs; it is not a secure source for a real DP release.
+
+use rand_distr::{Distribution, StandardNormal};
+
+use crate::error::{Error, Result};
+use crate::models::Model;
+use crate::rng::ChainRng;
+use crate::samplers::kernel::{Kernel, StepInfo};
+use crate::samplers::poisson_batch::PoissonBatch;
+
+/// DP-SGLD settings (build with [`DpSgld`](super::DpSgld)).
+#[derive(Clone, Debug)]
+pub struct DpSgldKernel {
+    /// Step size η.
+    pub(crate) step_size: f64,
+    /// Per-row gradient clip bound C (L2).
+    pub(crate) clip_bound: f64,
+    /// Poisson sampling rate q.
+    pub(crate) rate: f64,
+    /// The noise multiplier charged per release (σ, at least the Langevin noise's at T = 1).
+    pub(crate) charged: f64,
+}
+
+/// Per-chain state of DP-SGLD.
+#[derive(Clone, Debug)]
+pub struct DpSgldState {
+    theta: Vec<f64>,
+    next: Vec<f64>,
+    sum: Vec<f64>,
+    prior: Vec<f64>,
+    batch: PoissonBatch,
+}
+
+impl DpSgldKernel {
+    /// The standard deviation of the noise added to `θ` in one step at tempering `t`: the
+    /// Langevin `√η`, or more where the charge needs it.
+    pub fn noise_sd(&self, t: f64) -> f64 {
+        let coef = 0.5 * self.step_size * t / self.rate;
+        self.step_size
+            .sqrt()
+            .max(coef * self.charged * self.clip_bound)
+    }
+}
+
+/// The model must have per-row gradients.
+pub(crate) fn check_gradients<M: Model + ?Sized>(key: &str, model: &M) -> Result<()> {
+    if model.has_gradient() {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "model",
+            "no gradients",
+            format!("{key} needs per-row gradients (`Model::grad_log_lik_row`)"),
+        ))
+    }
+}
+
+impl Kernel for DpSgldKernel {
+    type State = DpSgldState;
+
+    fn name(&self) -> &'static str {
+        "dp-sgld"
+    }
+
+    fn validate<M: Model + ?Sized>(&self, model: &M) -> Result<()> {
+        check_gradients(self.name(), model)
+    }
+
+    fn init<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        theta0: &[f64],
+        _rng: &mut ChainRng,
+    ) -> Result<Self::State> {
+        let d = model.dim();
+        crate::error::check::len("start point", theta0.len(), d)?;
+        Ok(DpSgldState {
+            theta: theta0.to_vec(),
+            next: theta0.to_vec(),
+            sum: vec![0.0; d],
+            prior: vec![0.0; d],
+            batch: PoissonBatch::new(model.n_rows(), self.rate, d),
+        })
+    }
+
+    fn step<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        s: &mut Self::State,
+        rng: &mut ChainRng,
+    ) -> StepInfo {
+        let (clipped, rows, failed) =
+            match s
+                .batch
+                .clipped_grad_sum(model, &s.theta, self.clip_bound, rng, &mut s.sum)
+            {
+                Ok((c, r)) => (c, r, false),
+                Err(_) => (0, s.batch.rows().len() as u64, true),
+            };
+        model.grad_log_prior(&s.theta, &mut s.prior);
+        let t = model.tempering();
+        let coef = 0.5 * self.step_size * t / self.rate;
+        let sd = self.noise_sd(t);
+        for (((x, &th), &p), &g) in s.next.iter_mut().zip(&s.theta).zip(&s.prior).zip(&s.sum) {
+            let xi: f64 = StandardNormal.sample(rng);
+            *x = th + 0.5 * self.step_size * p + coef * g + sd * xi;
+        }
+        let ok = !failed && s.next.iter().all(|x| x.is_finite());
+        if ok {
+            std::mem::swap(&mut s.theta, &mut s.next);
+        }
+        StepInfo {
+            accepted: ok,
+            log_alpha: 0.0,
+            grad_clipped: clipped,
+            grad_rows: rows,
+            nonfinite: !ok,
+            ..StepInfo::default()
+        }
+    }
+
+    fn position<'a>(&self, s: &'a Self::State) -> &'a [f64] {
+        &s.theta
+    }
+
+    /// No accept decision to adapt to; the step size sets the injected noise the charge counts.
+    fn adapts_step(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,269 @@
+//! DP-SGLD (Wang, Fienberg & Smola 2015; Li, Chen, Wang & Carin 2019): the builder, its privacy
+//! cost and the kernel ([`DpSgldKernel`]).
+
+mod kernel;
+
+pub use kernel::{DpSgldKernel, DpSgldState};
+pub(crate) use kernel::check_gradients;
+
+use serde::{Deserialize, Serialize};
+
+use super::poisson_batch::{
+    check_gradient_settings, gradient_accountant, gradient_label, gradient_method_checked,
+    gradient_release,
+};
+use super::privacy::{PrivacyCost, dp_run};
+use super::registry::SamplerEntry;
+use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
+use super::settings::{RunSettings, run_setters};
+use crate::accounting::{Accountant, Method, Releases};
+use crate::error::Result;
+use crate::models::{Experiment, Model};
+
+/// DP-SGLD: stochastic-gradient Langevin dynamics on Poisson batches of per-row clipped
+/// gradients, every iterate released. The Langevin noise counts toward privacy: each step is a
+/// Poisson-subsampled Gaussian release with noise multiplier `max(σ, 2q/(C√η))` (the second
+/// term is the Langevin noise `N(0, ηI)` read as noise on the clipped gradient sum; more noise
+/// is added only when `noise_multiplier` asks for it, which then heats the chain). Accounted by
+/// the certified PLD accountant's upper bound (default) or RDP, under the add/remove relation
+/// of Poisson subsampling (docs/ACCOUNTING.md, "Stochastic-gradient samplers").
+///
+/// With a privacy budget the count is Algorithm 2's, capped at `max_iterations` (the Langevin
+/// noise of a small step makes each step nearly free, so a budget alone can allow billions);
+/// the run then reports the ε it spent.
+///
+/// ```
+/// use dp_mcmc::samplers::RunSetters;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// use dp_mcmc::samplers::DpSgld;
+/// # use dp_mcmc::models::testing::IsotropicGaussian;
+/// let model = IsotropicGaussian::new((0..2000).map(|i| (i % 7) as f64 / 7.0).collect(), 1)?;
+/// let run = DpSgld::builder()
+///     .step_size(2e-5).clip_bound(2.0).sampling_rate(0.05).max_iterations(300)
+///     .epsilon(1.0).delta(1e-5).chains(2).seed(1).start(vec![0.4])
+///     .run(&model)?;
+/// assert_eq!(run.iterations, 300);
+/// assert!(run.privacy.unwrap().epsilon <= 1.0);
+/// // a sampling rate outside (0, 1] is an error naming it
+/// let err = DpSgld::builder().sampling_rate(2.0).iterations(5).start(vec![0.0]).run(&model);
+/// assert!(err.unwrap_err().to_string().contains("sampling_rate"));
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DpSgld {
+    /// Step size η (the Langevin noise is `N(0, ηI)`).
+    pub step_size: f64,
+    /// Per-row gradient clip bound C (L2).
+    pub clip_bound: f64,
+    /// Poisson sampling rate q (each row joins a batch with this probability).
+    pub sampling_rate: f64,
+    /// Noise multiplier σ asked for, relative to C (0: the Langevin noise alone; the charged
+    /// one is `max(σ, 2q/(C√η))`).
+    pub noise_multiplier: f64,
+    /// With a privacy budget, at most this many iterations per chain (`None`: Algorithm 2's).
+    pub max_iterations: Option<usize>,
+    /// Accountant: `Method::Pld` (certified, default) or `Method::Rdp`.
+    pub accountant: Method,
+    /// Run settings.
+    pub run: RunSettings,
+}
+
+impl Default for DpSgld {
+    fn default() -> Self {
+        DpSgld {
+            step_size: 1e-6,
+            clip_bound: 1.0,
+            sampling_rate: 0.01,
+            noise_multiplier: 0.0,
+            max_iterations: Some(DEFAULT_MAX_ITERATIONS),
+            accountant: Method::Pld,
+            run: RunSettings::default(),
+        }
+    }
+}
+
+/// The default cap on a budgeted run's iterations per chain.
+pub const DEFAULT_MAX_ITERATIONS: usize = 20_000;
+
+run_setters!(DpSgld);
+dp_run!(DpSgld);
+
+/// Builder setters of the stochastic-gradient samplers (DP-SGLD, DP-SGNHT).
+macro_rules! gradient_setters {
+    ($t:ty) => {
+        impl $t {
+            /// Step size (η of SGLD, h of SGNHT).
+            #[must_use]
+            pub fn step_size(mut self, eta: f64) -> Self {
+                self.step_size = eta;
+                self
+            }
+            /// Per-row gradient clip bound C (L2).
+            #[must_use]
+            pub fn clip_bound(mut self, c: f64) -> Self {
+                self.clip_bound = c;
+                self
+            }
+            /// Poisson sampling rate q, in (0, 1].
+            #[must_use]
+            pub fn sampling_rate(mut self, q: f64) -> Self {
+                self.sampling_rate = q;
+                self
+            }
+            /// Noise multiplier σ asked for (0: the injected noise alone).
+            #[must_use]
+            pub fn noise_multiplier(mut self, sigma: f64) -> Self {
+                self.noise_multiplier = sigma;
+                self
+            }
+            /// With a privacy budget, run at most `k` iterations per chain.
+            #[must_use]
+            pub fn max_iterations(mut self, k: usize) -> Self {
+                self.max_iterations = Some(k);
+                self
+            }
+            /// Accountant: `Method::Pld` (default) or `Method::Rdp`.
+            #[must_use]
+            pub fn accountant(mut self, m: $crate::accounting::Method) -> Self {
+                self.accountant = m;
+                self
+            }
+        }
+    };
+}
+pub(crate) use gradient_setters;
+
+gradient_setters!(DpSgld);
+
+impl DpSgld {
+    /// Defaults: η = 1e-6, C = 1, q = 0.01, the Langevin noise alone, certified PLD
+    /// accounting, at most 20 000 iterations per chain under a budget.
+    pub fn builder() -> Self {
+        Self::default()
+    }
+
+    /// The noise multiplier charged per release: `max(σ, 2q/(C√η))`.
+    ///
+    /// # Errors
+    /// Invalid settings.
+    pub fn charged_noise_multiplier(&self) -> Result<f64> {
+        check_gradient_settings(
+            self.step_size,
+            self.clip_bound,
+            self.sampling_rate,
+            self.noise_multiplier,
+        )?;
+        let langevin = 2.0 * self.sampling_rate / (self.clip_bound * self.step_size.sqrt());
+        Ok(self.noise_multiplier.max(langevin))
+    }
+
+    /// The validated kernel for `model`.
+    pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpSgldKernel> {
+        check_gradients(ENTRY.key, model)?;
+        Ok(DpSgldKernel {
+            step_size: self.step_size,
+            clip_bound: self.clip_bound,
+            rate: self.sampling_rate,
+            charged: self.charged_noise_multiplier()?,
+        })
+    }
+}
+
+impl PrivacyCost for DpSgld {
+    /// One release per iteration: the clipped gradient sum of a Poisson batch (rate q) with
+    /// noise multiplier `max(σ, 2q/(C√η))` relative to C (add/remove relation).
+    fn releases(&self, _n: u64) -> Result<Releases> {
+        Ok(Releases::per_iteration(gradient_release(
+            self.charged_noise_multiplier()?,
+            self.sampling_rate,
+        )?))
+    }
+    fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
+        gradient_accountant(ENTRY.key, self.accountant)
+    }
+    fn accountant_label(&self) -> &'static str {
+        gradient_label(self.accountant)
+    }
+    fn method(&self) -> Method {
+        self.accountant
+    }
+    fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("charged_noise_multiplier", self.charged_noise_multiplier().unwrap_or(f64::NAN)),
+            ("sampling_rate", self.sampling_rate),
+        ]
+    }
+    fn iteration_cap(&self) -> Option<usize> {
+        self.max_iterations
+    }
+}
+
+/// The registry's DP-SGLD.
+pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
+    key: "dp-sgld",
+    label: "DP-SGLD",
+    aliases: &[],
+    private: true,
+    build: || Box::new(DpSgld::builder()),
+};
+
+/// Public settings of a stochastic-gradient sampler for `n` rows of dimension `d` with clip
+/// bound `c`: batches of `max(1000, n/100)` rows on average (at most n), and the step whose
+/// injected noise moves each coordinate by `fraction` of the posterior scale `1/(c√n)` (a
+/// per-row gradient bound `c` gives a per-row curvature of order `c²`).
+pub(crate) fn public_step(n: usize, c: f64, fraction: f64) -> (f64, f64) {
+    let rate = (1000.max(n.div_ceil(100)) as f64 / n as f64).min(1.0);
+    let scale = 1.0 / (c * (n as f64).sqrt());
+    (rate, (fraction * scale).powi(2))
+}
+
+/// Target iterations of an `auto` stochastic-gradient run.
+pub const AUTO_ITERATIONS: usize = 4000;
+
+impl Sampler for DpSgld {
+    sampler_basics!("dp-sgld", private);
+    field_setters!(set_clip_bound(f64) => clip_bound);
+
+    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
+        self.accountant = gradient_method_checked(ENTRY.key, method)?;
+        Ok(())
+    }
+
+    /// Public settings for a Table 5.1 experiment: the DP HMC thesis table's gradient clip
+    /// bound, batches of 1000 rows on average, and a step whose Langevin noise moves each
+    /// coordinate by half the posterior scale `1/(C√(nT))`.
+    fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
+        let c = super::dp_hmc::thesis_grad_clip(experiment);
+        let n = (experiment.n() as f64 * experiment.tempering()).max(1.0) as usize;
+        let (_, eta) = public_step(n, c, 0.5);
+        let rate = (1000.0 / experiment.n() as f64).min(1.0);
+        Ok(Box::new(
+            DpSgld::builder()
+                .step_size(eta)
+                .clip_bound(c)
+                .sampling_rate(rate)
+                .accountant(self.accountant),
+        ))
+    }
+
+    /// The public step of [`public_step`] (half the posterior scale per step), the Langevin
+    /// noise alone, at most [`AUTO_ITERATIONS`] (or the target) iterations per chain.
+    fn derive_auto(&self, p: &AutoInputs) -> Result<(Box<dyn Sampler>, DerivedSettings)> {
+        let c = p.clip.unwrap_or(1.0);
+        let (rate, eta) = public_step(p.n, c, 0.5);
+        let k = p.target_iterations.unwrap_or(AUTO_ITERATIONS);
+        let s = DpSgld::builder()
+            .step_size(eta)
+            .clip_bound(c)
+            .sampling_rate(rate)
+            .max_iterations(k);
+        let derived = DerivedSettings {
+            target_iterations: k,
+            tau: None,
+            tau_g: None,
+            batch_size: Some((rate * p.n as f64).round() as usize),
+            initial_step: eta.sqrt(),
+        };
+        Ok((Box::new(s), derived))
+    }
+}

@@ -1,0 +1,230 @@
+//! DP-SGNHT (Ding et al. 2014; private as in Li, Chen, Wang & Carin 2019): the builder, its
+//! privacy cost and the kernel ([`DpSgnhtKernel`]).
+
+mod kernel;
+
+pub use kernel::{DpSgnhtKernel, DpSgnhtState};
+
+use serde::{Deserialize, Serialize};
+
+use super::dp_sgld::{AUTO_ITERATIONS, DEFAULT_MAX_ITERATIONS, check_gradients, gradient_setters, public_step};
+use super::poisson_batch::{
+    check_gradient_settings, gradient_accountant, gradient_label, gradient_method_checked,
+    gradient_release,
+};
+use super::privacy::{PrivacyCost, dp_run};
+use super::registry::SamplerEntry;
+use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
+use super::settings::{RunSettings, run_setters};
+use crate::accounting::{Accountant, Method, Releases};
+use crate::error::{Result, check};
+use crate::models::{Experiment, Model};
+
+/// DP-SGNHT: the stochastic-gradient Nosé–Hoover thermostat on Poisson batches of per-row
+/// clipped gradients, every iterate released. The thermostat's injected noise `N(0, 2AhI)`
+/// counts toward privacy: each step is a Poisson-subsampled Gaussian release with noise
+/// multiplier `max(σ, q√(2A/h)/C)`, accounted by the certified PLD accountant's upper bound
+/// (default) or RDP under the add/remove relation (docs/ACCOUNTING.md, "Stochastic-gradient
+/// samplers"). With a privacy budget the count is Algorithm 2's, capped at `max_iterations`.
+///
+/// ```
+/// use dp_mcmc::samplers::RunSetters;
+/// # fn main() -> dp_mcmc::Result<()> {
+/// use dp_mcmc::samplers::DpSgnht;
+/// # use dp_mcmc::models::testing::IsotropicGaussian;
+/// let model = IsotropicGaussian::new((0..2000).map(|i| (i % 7) as f64 / 7.0).collect(), 1)?;
+/// let run = DpSgnht::builder()
+///     .step_size(2e-3).clip_bound(2.0).sampling_rate(0.05).noise_multiplier(2.0)
+///     .epsilon(2.0).delta(1e-5).chains(2).seed(1).start(vec![0.4])
+///     .run(&model)?;
+/// assert!(run.iterations > 0 && run.privacy.unwrap().epsilon <= 2.0);
+/// // the diffusion must be positive
+/// let err = DpSgnht::builder().diffusion(0.0).iterations(5).start(vec![0.0]).run(&model);
+/// assert!(err.unwrap_err().to_string().contains("diffusion"));
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DpSgnht {
+    /// Step size h.
+    pub step_size: f64,
+    /// Diffusion A (injected noise `N(0, 2AhI)`, initial thermostat A).
+    pub diffusion: f64,
+    /// Per-row gradient clip bound C (L2).
+    pub clip_bound: f64,
+    /// Poisson sampling rate q.
+    pub sampling_rate: f64,
+    /// Noise multiplier σ asked for, relative to C (0: the injected noise alone; the charged
+    /// one is `max(σ, q√(2A/h)/C)`).
+    pub noise_multiplier: f64,
+    /// With a privacy budget, at most this many iterations per chain (`None`: Algorithm 2's).
+    pub max_iterations: Option<usize>,
+    /// Accountant: `Method::Pld` (certified, default) or `Method::Rdp`.
+    pub accountant: Method,
+    /// Run settings.
+    pub run: RunSettings,
+}
+
+impl Default for DpSgnht {
+    fn default() -> Self {
+        DpSgnht {
+            step_size: 1e-3,
+            diffusion: 1.0,
+            clip_bound: 1.0,
+            sampling_rate: 0.01,
+            noise_multiplier: 0.0,
+            max_iterations: Some(DEFAULT_MAX_ITERATIONS),
+            accountant: Method::Pld,
+            run: RunSettings::default(),
+        }
+    }
+}
+
+run_setters!(DpSgnht);
+dp_run!(DpSgnht);
+gradient_setters!(DpSgnht);
+
+impl DpSgnht {
+    /// Defaults: h = 1e-3, A = 1, C = 1, q = 0.01, the injected noise alone, certified PLD
+    /// accounting, at most 20 000 iterations per chain under a budget.
+    pub fn builder() -> Self {
+        Self::default()
+    }
+
+    /// Diffusion A.
+    #[must_use]
+    pub fn diffusion(mut self, a: f64) -> Self {
+        self.diffusion = a;
+        self
+    }
+
+    /// The noise multiplier charged per release: `max(σ, q√(2A/h)/C)`.
+    ///
+    /// # Errors
+    /// Invalid settings.
+    pub fn charged_noise_multiplier(&self) -> Result<f64> {
+        check_gradient_settings(
+            self.step_size,
+            self.clip_bound,
+            self.sampling_rate,
+            self.noise_multiplier,
+        )?;
+        check::positive("diffusion", self.diffusion)?;
+        let injected =
+            self.sampling_rate * (2.0 * self.diffusion / self.step_size).sqrt() / self.clip_bound;
+        Ok(self.noise_multiplier.max(injected))
+    }
+
+    /// The validated kernel for `model`.
+    pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpSgnhtKernel> {
+        check_gradients(ENTRY.key, model)?;
+        Ok(DpSgnhtKernel {
+            step_size: self.step_size,
+            diffusion: self.diffusion,
+            clip_bound: self.clip_bound,
+            rate: self.sampling_rate,
+            charged: self.charged_noise_multiplier()?,
+        })
+    }
+}
+
+impl PrivacyCost for DpSgnht {
+    /// One release per iteration: the clipped gradient sum of a Poisson batch (rate q) with
+    /// noise multiplier `max(σ, q√(2A/h)/C)` relative to C (add/remove relation).
+    fn releases(&self, _n: u64) -> Result<Releases> {
+        Ok(Releases::per_iteration(gradient_release(
+            self.charged_noise_multiplier()?,
+            self.sampling_rate,
+        )?))
+    }
+    fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
+        gradient_accountant(ENTRY.key, self.accountant)
+    }
+    fn accountant_label(&self) -> &'static str {
+        gradient_label(self.accountant)
+    }
+    fn method(&self) -> Method {
+        self.accountant
+    }
+    fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("charged_noise_multiplier", self.charged_noise_multiplier().unwrap_or(f64::NAN)),
+            ("sampling_rate", self.sampling_rate),
+        ]
+    }
+    fn iteration_cap(&self) -> Option<usize> {
+        self.max_iterations
+    }
+}
+
+/// The registry's DP-SGNHT.
+pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
+    key: "dp-sgnht",
+    label: "DP-SGNHT",
+    aliases: &[],
+    private: true,
+    build: || Box::new(DpSgnht::builder()),
+};
+
+/// Friction `A·h` per step of the public settings (the thermostat settles at `ξ ≈ A`): 8 % of
+/// the momentum is replaced per step, by noise of standard deviation `√(2Ah) = 0.4`.
+const FRICTION: f64 = 0.08;
+
+/// Public `(h, A)`: the step whose momentum (unit scale at equilibrium) moves each coordinate by
+/// a tenth of the posterior scale per step, and the diffusion with [`FRICTION`] per step. The
+/// thermostat keeps the target exact for any A; a large A is a large injected noise, so privacy
+/// comes cheap (noise multiplier `q√(2A/h)/C = q·0.4/(hC)`).
+fn sgnht_settings(n: usize, c: f64) -> (f64, f64) {
+    let h = public_step(n, c, 0.1).1.sqrt();
+    (h, FRICTION / h)
+}
+
+impl Sampler for DpSgnht {
+    sampler_basics!("dp-sgnht", private);
+    field_setters!(set_clip_bound(f64) => clip_bound);
+
+    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
+        self.accountant = gradient_method_checked(ENTRY.key, method)?;
+        Ok(())
+    }
+
+    /// Public settings for a Table 5.1 experiment: the DP HMC thesis table's gradient clip
+    /// bound, batches of 1000 rows on average, a step of a tenth of the posterior scale
+    /// `1/(C√(nT))` and 8 % friction per step.
+    fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
+        let c = super::dp_hmc::thesis_grad_clip(experiment);
+        let n = (experiment.n() as f64 * experiment.tempering()).max(1.0) as usize;
+        let rate = (1000.0 / experiment.n() as f64).min(1.0);
+        let (h, a) = sgnht_settings(n, c);
+        Ok(Box::new(
+            DpSgnht::builder()
+                .step_size(h)
+                .diffusion(a)
+                .clip_bound(c)
+                .sampling_rate(rate)
+                .accountant(self.accountant),
+        ))
+    }
+
+    /// A step of a tenth of the posterior scale, 8 % friction per step, the injected noise alone, at most
+    /// [`AUTO_ITERATIONS`] (or the target) iterations per chain.
+    fn derive_auto(&self, p: &AutoInputs) -> Result<(Box<dyn Sampler>, DerivedSettings)> {
+        let c = p.clip.unwrap_or(1.0);
+        let (rate, _) = public_step(p.n, c, 0.1);
+        let (h, a) = sgnht_settings(p.n, c);
+        let k = p.target_iterations.unwrap_or(AUTO_ITERATIONS);
+        let s = DpSgnht::builder()
+            .step_size(h)
+            .diffusion(a)
+            .clip_bound(c)
+            .sampling_rate(rate)
+            .max_iterations(k);
+        let derived = DerivedSettings {
+            target_iterations: k,
+            tau: None,
+            tau_g: None,
+            batch_size: Some((rate * p.n as f64).round() as usize),
+            initial_step: h,
+        };
+        Ok((Box::new(s), derived))
+    }
+}
