@@ -576,12 +576,13 @@ impl StochasticGradient {
 }
 
 /// DP-SGLD and DP-SGNHT. Accountant assumption: every step releases the clipped gradient sum
-/// `G` of a Poisson batch (rate q) with noise multiplier σ_c (`charged_noise_multiplier`)
-/// relative to the clip bound C, the add/remove sensitivity (`gaussian(σ_c).poisson(q)`). The
-/// release is read back from the public state (`StochasticGradient::release`).
-/// (a) D' is D with row 0's gradient zeroed (for a sum, the same as removing the row): on the
-/// same stream the release moves by exactly C (tolerance 1e-9) when row 0 is in the batch and
-/// not at all otherwise, and row 0 is in the batch at rate q (binomial test at α);
+/// `G` of a Poisson batch (rate q) with noise std σ_c·C (`charged_noise_multiplier` σ_c, C the
+/// per-row clip bound), charged as `gaussian(σ_c/2).poisson_substitute(q)`: noise multiplier
+/// σ_c/2 relative to the substitute sensitivity 2C. The release is read back from the public
+/// state (`StochasticGradient::release`).
+/// (a) D' is D with row 0's gradient reversed (substitution): on the same stream the release
+/// moves by exactly 2C (tolerance 1e-9) when row 0 is in the batch and not at all otherwise,
+/// and row 0 is in the batch at rate q (binomial test at α);
 /// (b) on a D whose gradients are all 0 (G = 0) the noise standardised by σ_c·C is N(0, 1) at
 /// T = 1, where the injected noise alone pays the charge (σ = 0) and where extra noise is added
 /// (σ above the injected noise's); at T = 0.5 the injected noise exceeds the charge: the
@@ -597,9 +598,7 @@ fn stochastic_gradient_noise_is_the_poisson_accountants() {
         for (sigma, t) in [(0.0, 1.0), (50.0, 1.0), (0.0, 0.5)] {
             let what = format!("{sampler:?}, σ = {sigma}, T = {t}");
             let d = Rows::new(vec![0.0; n], vec![1.0; n], 2, t);
-            let mut g = vec![1.0; n];
-            g[0] = 0.0;
-            let d2 = Rows::new(vec![0.0; n], g, 2, t);
+            let d2 = d.flip_grad(0);
             let mut hits = 0;
             for i in 0..DRAWS {
                 let (r, _) = sampler.release(&d, c, q, sigma, i);
@@ -607,7 +606,7 @@ fn stochastic_gradient_noise_is_the_poisson_accountants() {
                 let diff: Vec<f64> = r.iter().zip(&r2).map(|(a, b)| a - b).collect();
                 let moved = norm(&diff);
                 if moved > c * 1e-3 {
-                    assert_rel(moved, c, 1e-9, &what);
+                    assert_rel(moved, 2.0 * c, 1e-9, &what);
                     hits += 1;
                 }
             }
@@ -1022,10 +1021,11 @@ fn releases_per_run_are_what_the_accountant_charges() {
         .0;
     assert_rel(spent.epsilon, want, 1e-12, "DP Barker");
 
-    // DP-SGLD / DP-SGNHT: one Poisson-subsampled gradient release per iteration; the gradients
-    // the model evaluated are the batches' rows, as the kernels report them.
+    // DP-SGLD / DP-SGNHT: one Poisson-subsampled gradient release per iteration (multiplier
+    // σ_c/2 relative to the substitute sensitivity 2C); the gradients the model evaluated are
+    // the batches' rows, as the kernels report them.
     let q = 0.1;
-    for method in [Method::Pld, Method::Rdp] {
+    for method in [Method::Pld, Method::Fourier] {
         for sgnht in [false, true] {
             let what = format!(
                 "{} ({method:?})",
@@ -1071,10 +1071,12 @@ fn releases_per_run_are_what_the_accountant_charges() {
                 (chains * k) as u64,
                 "{what}: one release per iteration"
             );
-            let ev = PrivacyEvent::gaussian(sigma).poisson(q).repeat(steps);
+            let ev = PrivacyEvent::gaussian(sigma / 2.0)
+                .poisson_substitute(q)
+                .repeat(steps);
             let spent = run.privacy.unwrap();
             match method {
-                Method::Rdp => assert_charged(&spent, Rdp::new(), ev, &what),
+                Method::Fourier => assert_charged(&spent, Fourier::new(), ev, &what),
                 _ => assert_charged(&spent, CertifiedPld::new().upper_only(true), ev, &what),
             }
         }

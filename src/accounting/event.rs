@@ -47,6 +47,18 @@ pub enum PrivacyEvent {
         /// The mechanism run on the sample.
         event: Box<PrivacyEvent>,
     },
+    /// `event` applied to a Poisson subsample with rate `q`, under the **substitute** relation
+    /// (the changed row's slot is in the sample with probability `q`); the inner noise
+    /// multiplier is std ÷ the statistic's substitute sensitivity, and the pair is that of
+    /// `SampledWithoutReplacement` with rate `q` (docs/ACCOUNTING.md, "Stochastic-gradient
+    /// samplers": a conservative pair, by the argument of THESIS-NOTES §7). The certified PLD
+    /// and the Fourier accountants evaluate it.
+    PoissonSubstitute {
+        /// Sampling probability of each row.
+        q: f64,
+        /// The mechanism run on the sample.
+        event: Box<PrivacyEvent>,
+    },
     /// `event` applied to `batch_size` rows drawn without replacement from `n` (substitute
     /// relation).
     SampledWithoutReplacement {
@@ -113,6 +125,28 @@ impl PrivacyEvent {
     #[must_use]
     pub fn poisson(self, q: f64) -> Self {
         PrivacyEvent::PoissonSampled {
+            q,
+            event: Box::new(self),
+        }
+    }
+
+    /// This event run on a Poisson subsample with rate `q`, substitute relation (its noise
+    /// multiplier relative to the substitute sensitivity).
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{Accountant, CertifiedPld, PrivacyEvent, Rdp};
+    /// let e = PrivacyEvent::gaussian(2.0).poisson_substitute(0.01).repeat(1000);
+    /// let mut pld = CertifiedPld::new();
+    /// pld.compose(&e)?;
+    /// assert!(pld.epsilon(1e-6)? < 2.0);
+    /// // RDP has no bound for it: rejected, naming the event
+    /// assert!(Rdp::new().compose(&e).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    #[must_use]
+    pub fn poisson_substitute(self, q: f64) -> Self {
+        PrivacyEvent::PoissonSubstitute {
             q,
             event: Box::new(self),
         }
@@ -217,6 +251,9 @@ impl fmt::Display for PrivacyEvent {
             PrivacyEvent::Zcdp { rho } => write!(f, "Zcdp(rho={rho})"),
             PrivacyEvent::PoissonSampled { q, event } => {
                 write!(f, "PoissonSampled(q={q}, {event})")
+            }
+            PrivacyEvent::PoissonSubstitute { q, event } => {
+                write!(f, "PoissonSubstitute(q={q}, {event})")
             }
             PrivacyEvent::SampledWithoutReplacement {
                 n,

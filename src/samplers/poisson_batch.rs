@@ -3,13 +3,18 @@
 //!
 //! Each row joins a batch independently with probability `q` (Poisson subsampling), drawn in
 //! O(batch) by geometric skips; each row's gradient is clipped to L2 norm `C`, and the clipped
-//! gradients are summed. Adding or removing one row changes the sum by at most `C` in L2 when the
-//! row is sampled (the add/remove relation of Poisson subsampling), so a release of the sum with
-//! `N(0, σ²C²I)` noise is [`PrivacyEvent::gaussian(σ).poisson(q)`](PrivacyEvent::poisson).
+//! gradients are summed. Changing one row's value changes the sum by at most `2C` in L2 when its
+//! slot is sampled and not at all otherwise (substitution, the relation of every accountant of
+//! the crate), so a release of the sum with `N(0, σ²C²I)` noise is charged as
+//! [`PrivacyEvent::gaussian(σ/2).poisson_substitute(q)`](PrivacyEvent::poisson_substitute): noise
+//! multiplier `σ/2` relative to the substitute sensitivity `2C` (docs/ACCOUNTING.md,
+//! "Stochastic-gradient samplers").
 
 use rand::RngExt;
 
-use crate::accounting::{Accountant, CERTIFIED_PLD_LABEL, CertifiedPld, Method, PrivacyEvent, Rdp};
+use crate::accounting::{
+    Accountant, CERTIFIED_PLD_LABEL, CertifiedPld, Fourier, Method, PrivacyEvent,
+};
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
@@ -122,20 +127,22 @@ fn clip_factor(g: &[f64], bound: f64) -> f64 {
     (bound / norm).min(1.0)
 }
 
-/// One release per iteration of a Poisson-subsampled clipped gradient sum: noise multiplier
-/// `sigma` relative to the clip bound (the add/remove sensitivity), rate `q`.
+/// One release per iteration of a Poisson-subsampled clipped gradient sum with noise multiplier
+/// `sigma` relative to the clip bound `C` (the per-row bound), rate `q`: the substitute pair
+/// of [`PrivacyEvent::poisson_substitute`] with multiplier `sigma/2` relative to the
+/// substitute sensitivity `2C`.
 pub(crate) fn gradient_release(sigma: f64, q: f64) -> Result<PrivacyEvent> {
     check::positive("noise_multiplier", sigma)?;
     let q = check::rate("sampling_rate", q)?;
-    Ok(PrivacyEvent::gaussian(sigma).poisson(q))
+    Ok(PrivacyEvent::gaussian(0.5 * sigma).poisson_substitute(q))
 }
 
 /// The accountant of the stochastic-gradient samplers: the certified PLD accountant's upper
-/// bound (default) or RDP (Mironov–Talwar–Zhang).
+/// bound (default) or the Fourier accountant (the same pair, the thesis' tool).
 pub(crate) fn gradient_accountant(key: &str, method: Method) -> Result<Box<dyn Accountant>> {
     Ok(match method {
         Method::Pld => Box::new(CertifiedPld::new().upper_only(true)),
-        Method::Rdp => Box::new(Rdp::new()),
+        Method::Fourier => Box::new(Fourier::new()),
         m => return Err(gradient_unsupported(key, m)),
     })
 }
@@ -143,7 +150,7 @@ pub(crate) fn gradient_accountant(key: &str, method: Method) -> Result<Box<dyn A
 /// The accountant label of [`gradient_accountant`].
 pub(crate) fn gradient_label(method: Method) -> &'static str {
     match method {
-        Method::Rdp => Method::Rdp.label(),
+        Method::Fourier => Method::Fourier.label(),
         _ => CERTIFIED_PLD_LABEL,
     }
 }
@@ -151,7 +158,7 @@ pub(crate) fn gradient_label(method: Method) -> &'static str {
 /// The accountant a stochastic-gradient sampler's `set_accountant(method)` sets (`None`: PLD).
 pub(crate) fn gradient_method_checked(key: &str, method: Option<Method>) -> Result<Method> {
     match method.unwrap_or(Method::Pld) {
-        m @ (Method::Pld | Method::Rdp) => Ok(m),
+        m @ (Method::Pld | Method::Fourier) => Ok(m),
         m => Err(gradient_unsupported(key, m)),
     }
 }
@@ -160,7 +167,10 @@ fn gradient_unsupported(key: &str, method: Method) -> Error {
     Error::invalid(
         "accountant",
         method.key(),
-        format!("{key} supports --accountant pld (certified, Poisson-subsampled Gaussian) or rdp"),
+        format!(
+            "{key} supports --accountant pld (certified) or fourier: its Poisson-subsampled \
+             release under substitution has no RDP bound in the crate"
+        ),
     )
 }
 

@@ -41,7 +41,7 @@ enum Query {
 /// directions, the maximum of the two), `SampledWithoutReplacement{Gaussian}` (substitute
 /// relation, the pair `(1−q)N(0,σ²)+qN(1,σ²)` vs `(1−q)N(0,σ²)+qN(−1,σ²)` with σ the noise
 /// multiplier and q = batch_size/n, the pair the Fourier accountant and the thesis' minibatch
-/// penalty use), `BarkerTest` (one DP Barker step: the connect-the-dots PMF of its privacy
+/// penalty use), `PoissonSubstitute{Gaussian}` (the same pair at the Poisson rate q), `BarkerTest` (one DP Barker step: the connect-the-dots PMF of its privacy
 /// profile over the feasible family, amplified by sampling without replacement; no lower
 /// bound, so a composition containing it reports `lower = 0` and is refined only while the
 /// upper bound improves by more than the tolerance; see `docs/ACCOUNTING.md`) and
@@ -150,6 +150,13 @@ impl CertifiedPld {
                 },
                 PrivacyEvent::PoissonSampled { q, event: inner } => match &**inner {
                     PrivacyEvent::Gaussian { noise_multiplier } => Loss::PoissonRemove {
+                        sigma: check::positive("noise_multiplier", *noise_multiplier)?,
+                        q: check::rate("q", *q)?,
+                    },
+                    other => return Err(unsupported(CERTIFIED_PLD_LABEL, other)),
+                },
+                PrivacyEvent::PoissonSubstitute { q, event: inner } => match &**inner {
+                    PrivacyEvent::Gaussian { noise_multiplier } => Loss::Substitute {
                         sigma: check::positive("noise_multiplier", *noise_multiplier)?,
                         q: check::rate("q", *q)?,
                     },

@@ -148,6 +148,11 @@ impl Fourier {
                     check::rate("q", *q)?,
                     event,
                 ),
+                PrivacyEvent::PoissonSubstitute { q, event } => (
+                    FourierRelation::SubstituteWithoutReplacement,
+                    check::rate("q", *q)?,
+                    event,
+                ),
                 PrivacyEvent::SampledWithoutReplacement {
                     n,
                     batch_size,

@@ -24,7 +24,7 @@ pub struct SampleArgs {
     /// rwmh, hmc, dp-penalty, dp-penalty-ocu, dp-penalty-gwmh, dp-hmc, minibatch-penalty,
     /// minibatch-penalty-gwmh, dp-barker, dp-sgld, dp-sgnht (the last two with public settings:
     /// the DP HMC table's gradient clip bound, batches of 1000 rows, a step from the posterior
-    /// scale; add/remove guarantee, docs/ACCOUNTING.md).
+    /// scale; docs/ACCOUNTING.md).
     #[arg(long)]
     algorithm: String,
     /// Privacy budget ε (ignored by the non-private rwmh and hmc).

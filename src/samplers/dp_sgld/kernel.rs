@@ -6,8 +6,8 @@
 //! `s = max(√η, (η/2)(T/q)·σ·C)`: the Langevin noise `N(0, ηI)`, raised where needed so that,
 //! read as noise on `G`, its standard deviation is at least `σ·C`. `θ'` is then a
 //! post-processing of `G + N(0, (s·2q/(ηT))²I)`, a Poisson-subsampled Gaussian release with
-//! noise multiplier `s·2q/(ηTC) ≥ σ` relative to the add/remove sensitivity `C` of `G`
-//! (docs/ACCOUNTING.md, "Stochastic-gradient samplers").
+//! noise multiplier `s·2q/(ηTC) ≥ σ` relative to the per-row bound `C` (half that relative to
+//! the substitute sensitivity `2C`; docs/ACCOUNTING.md, "Stochastic-gradient samplers").
 //!
 //! A seeded PRNG reproduces research runs; it is not a secure source for a real DP release.
 

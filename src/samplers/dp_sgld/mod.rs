@@ -25,8 +25,8 @@ use crate::models::{Experiment, Model};
 /// Poisson-subsampled Gaussian release with noise multiplier `max(σ, 2q/(C√η))` (the second
 /// term is the Langevin noise `N(0, ηI)` read as noise on the clipped gradient sum; more noise
 /// is added only when `noise_multiplier` asks for it, which then heats the chain). Accounted by
-/// the certified PLD accountant's upper bound (default) or RDP, under the add/remove relation
-/// of Poisson subsampling (docs/ACCOUNTING.md, "Stochastic-gradient samplers").
+/// the certified PLD accountant's upper bound (default) or the Fourier accountant, under
+/// substitution (docs/ACCOUNTING.md, "Stochastic-gradient samplers").
 ///
 /// With a privacy budget the count is Algorithm 2's, capped at `max_iterations` (the Langevin
 /// noise of a small step makes each step nearly free, so a budget alone can allow billions);
@@ -39,7 +39,7 @@ use crate::models::{Experiment, Model};
 /// # use dp_mcmc::models::testing::IsotropicGaussian;
 /// let model = IsotropicGaussian::new((0..2000).map(|i| (i % 7) as f64 / 7.0).collect(), 1)?;
 /// let run = DpSgld::builder()
-///     .step_size(2e-5).clip_bound(2.0).sampling_rate(0.05).max_iterations(300)
+///     .step_size(2e-6).clip_bound(2.0).sampling_rate(0.05).max_iterations(300)
 ///     .epsilon(1.0).delta(1e-5).chains(2).seed(1).start(vec![0.4])
 ///     .run(&model)?;
 /// assert_eq!(run.iterations, 300);
@@ -62,7 +62,7 @@ pub struct DpSgld {
     pub noise_multiplier: f64,
     /// With a privacy budget, at most this many iterations per chain (`None`: Algorithm 2's).
     pub max_iterations: Option<usize>,
-    /// Accountant: `Method::Pld` (certified, default) or `Method::Rdp`.
+    /// Accountant: `Method::Pld` (certified, default) or `Method::Fourier`.
     pub accountant: Method,
     /// Run settings.
     pub run: RunSettings,
@@ -122,7 +122,7 @@ macro_rules! gradient_setters {
                 self.max_iterations = Some(k);
                 self
             }
-            /// Accountant: `Method::Pld` (default) or `Method::Rdp`.
+            /// Accountant: `Method::Pld` (default) or `Method::Fourier`.
             #[must_use]
             pub fn accountant(mut self, m: $crate::accounting::Method) -> Self {
                 self.accountant = m;
@@ -171,7 +171,8 @@ impl DpSgld {
 
 impl PrivacyCost for DpSgld {
     /// One release per iteration: the clipped gradient sum of a Poisson batch (rate q) with
-    /// noise multiplier `max(σ, 2q/(C√η))` relative to C (add/remove relation).
+    /// noise multiplier `max(σ, 2q/(C√η))` relative to C (charged as `σ_c/2` relative to
+    /// the substitute sensitivity 2C).
     fn releases(&self, _n: u64) -> Result<Releases> {
         Ok(Releases::per_iteration(gradient_release(
             self.charged_noise_multiplier()?,

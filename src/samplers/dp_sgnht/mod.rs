@@ -24,8 +24,8 @@ use crate::models::{Experiment, Model};
 /// clipped gradients, every iterate released. The thermostat's injected noise `N(0, 2AhI)`
 /// counts toward privacy: each step is a Poisson-subsampled Gaussian release with noise
 /// multiplier `max(σ, q√(2A/h)/C)`, accounted by the certified PLD accountant's upper bound
-/// (default) or RDP under the add/remove relation (docs/ACCOUNTING.md, "Stochastic-gradient
-/// samplers"). With a privacy budget the count is Algorithm 2's, capped at `max_iterations`.
+/// (default) or the Fourier accountant, under substitution (docs/ACCOUNTING.md,
+/// "Stochastic-gradient samplers"). With a privacy budget the count is Algorithm 2's, capped at `max_iterations`.
 ///
 /// ```
 /// use dp_mcmc::samplers::RunSetters;
@@ -58,7 +58,7 @@ pub struct DpSgnht {
     pub noise_multiplier: f64,
     /// With a privacy budget, at most this many iterations per chain (`None`: Algorithm 2's).
     pub max_iterations: Option<usize>,
-    /// Accountant: `Method::Pld` (certified, default) or `Method::Rdp`.
+    /// Accountant: `Method::Pld` (certified, default) or `Method::Fourier`.
     pub accountant: Method,
     /// Run settings.
     pub run: RunSettings,
@@ -129,7 +129,8 @@ impl DpSgnht {
 
 impl PrivacyCost for DpSgnht {
     /// One release per iteration: the clipped gradient sum of a Poisson batch (rate q) with
-    /// noise multiplier `max(σ, q√(2A/h)/C)` relative to C (add/remove relation).
+    /// noise multiplier `max(σ, q√(2A/h)/C)` relative to C (charged as `σ_c/2` relative to
+    /// the substitute sensitivity 2C).
     fn releases(&self, _n: u64) -> Result<Releases> {
         Ok(Releases::per_iteration(gradient_release(
             self.charged_noise_multiplier()?,
