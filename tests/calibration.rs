@@ -532,13 +532,22 @@ impl StochasticGradient {
     /// One step from θ = 0 on `m` with stream `trial`: the released gradient sum (noise
     /// included) read back from the public state, and the sampler's charged noise multiplier.
     /// SGLD: `θ' − θ = (ηT/(2q))·release` (flat prior); SGNHT: `p' − (1 − ξh)p = (hT/q)·release`.
-    fn release(self, m: &Rows, c: f64, q: f64, sigma: f64, trial: usize) -> (Vec<f64>, f64) {
+    fn release(
+        self,
+        m: &Rows,
+        c: f64,
+        q: f64,
+        sigma: f64,
+        bound: f64,
+        trial: usize,
+    ) -> (Vec<f64>, f64) {
         let t = m.tempering;
         let mut rng = chain_rng(SEED, trial as u64);
         let theta0 = vec![0.0; m.dim];
         match self {
             StochasticGradient::Sgld { eta } => {
                 let s = DpSgld::builder()
+                    .tempering(bound)
                     .step_size(eta)
                     .clip_bound(c)
                     .sampling_rate(q)
@@ -553,6 +562,7 @@ impl StochasticGradient {
             }
             StochasticGradient::Sgnht { h, a } => {
                 let s = DpSgnht::builder()
+                    .tempering(bound)
                     .step_size(h)
                     .diffusion(a)
                     .clip_bound(c)
@@ -583,10 +593,11 @@ impl StochasticGradient {
 /// (a) D' is D with row 0's gradient reversed (substitution): on the same stream the release
 /// moves by exactly 2C (tolerance 1e-9) when row 0 is in the batch and not at all otherwise,
 /// and row 0 is in the batch at rate q (binomial test at α);
-/// (b) on a D whose gradients are all 0 (G = 0) the noise standardised by σ_c·C is N(0, 1) at
-/// T = 1, where the injected noise alone pays the charge (σ = 0) and where extra noise is added
-/// (σ above the injected noise's); at T = 0.5 the injected noise exceeds the charge: the
-/// variance ratio must not fall below 1 (one-sided χ²).
+/// (b) on a D whose gradients are all 0 (G = 0) the noise standardised by σ_c·C is N(0, 1)
+/// where the model's tempering T equals the sampler's bound (T = 1 and 0.5), both where the
+/// injected noise alone pays the charge (σ = 0) and where extra noise is added (σ above the
+/// injected noise's); with T = 0.5 under the bound 1 the injected noise exceeds the charge:
+/// the variance ratio must not fall below 1 (one-sided χ²).
 #[test]
 fn stochastic_gradient_noise_is_the_poisson_accountants() {
     let (n, c, q) = (40, 0.5, 0.3);
@@ -595,14 +606,19 @@ fn stochastic_gradient_noise_is_the_poisson_accountants() {
         StochasticGradient::Sgnht { h: 1e-2, a: 2.0 },
     ];
     for sampler in samplers {
-        for (sigma, t) in [(0.0, 1.0), (50.0, 1.0), (0.0, 0.5)] {
-            let what = format!("{sampler:?}, σ = {sigma}, T = {t}");
+        for (sigma, t, bound) in [
+            (0.0, 1.0, 1.0),
+            (50.0, 1.0, 1.0),
+            (0.0, 0.5, 0.5),
+            (0.0, 0.5, 1.0),
+        ] {
+            let what = format!("{sampler:?}, σ = {sigma}, T = {t} (bound {bound})");
             let d = Rows::new(vec![0.0; n], vec![1.0; n], 2, t);
             let d2 = d.flip_grad(0);
             let mut hits = 0;
             for i in 0..DRAWS {
-                let (r, _) = sampler.release(&d, c, q, sigma, i);
-                let (r2, _) = sampler.release(&d2, c, q, sigma, i);
+                let (r, _) = sampler.release(&d, c, q, sigma, bound, i);
+                let (r2, _) = sampler.release(&d2, c, q, sigma, bound, i);
                 let diff: Vec<f64> = r.iter().zip(&r2).map(|(a, b)| a - b).collect();
                 let moved = norm(&diff);
                 if moved > c * 1e-3 {
@@ -614,10 +630,10 @@ fn stochastic_gradient_noise_is_the_poisson_accountants() {
             let zero = Rows::new(vec![0.0; n], vec![0.0; n], 2, t);
             let mut z = Vec::with_capacity(DRAWS);
             for i in 0..DRAWS / 2 {
-                let (r, charged) = sampler.release(&zero, c, q, sigma, i);
+                let (r, charged) = sampler.release(&zero, c, q, sigma, bound, i);
                 z.extend(r.iter().map(|x| x / (charged * c)));
             }
-            if t == 1.0 {
+            if t == bound {
                 assert_unit_normal(&z, &what);
             } else {
                 let nz = z.len() as f64;

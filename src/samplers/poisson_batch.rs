@@ -175,13 +175,15 @@ fn gradient_unsupported(key: &str, method: Method) -> Error {
 }
 
 /// Checks a stochastic-gradient sampler's settings: step size, clip bound and noise multiplier
-/// (0 allowed: the injected noise alone) and the sampling rate.
+/// (0 allowed: the injected noise alone), the sampling rate and the tempering bound (in (0, 1]).
 pub(crate) fn check_gradient_settings(
     step_size: f64,
     clip_bound: f64,
     rate: f64,
     noise_multiplier: f64,
+    tempering: f64,
 ) -> Result<()> {
+    check::rate("tempering", tempering)?;
     check::positive("step_size", step_size)?;
     check::positive("clip_bound", clip_bound)?;
     check::rate("sampling_rate", rate)?;

@@ -274,7 +274,9 @@ fn bad_input_is_a_named_error() {
     assert!(msg(sgld.clone().sampling_rate(0.0).run(&model)).contains("sampling_rate"));
     assert!(msg(sgld.clone().noise_multiplier(f64::NAN).run(&model)).contains("noise_multiplier"));
     assert!(msg(sgld.clone().clip_bound(0.0).run(&model)).contains("clip_bound"));
-    assert!(msg(sgld.start(vec![0.0]).run(&model)).contains("start"));
+    assert!(msg(sgld.clone().start(vec![0.0]).run(&model)).contains("start"));
+    // a model tempered above the bound the charge assumes (IsoGauss: T = 1)
+    assert!(msg(sgld.tempering(0.5).run(&model)).contains("tempering"));
     let sgnht = DpSgnht::builder().iterations(5).start(vec![0.0, 0.0]);
     assert!(msg(sgnht.clone().diffusion(-1.0).run(&model)).contains("diffusion"));
 }

@@ -22,8 +22,9 @@ use crate::models::{Experiment, Model};
 
 /// DP-SGLD: stochastic-gradient Langevin dynamics on Poisson batches of per-row clipped
 /// gradients, every iterate released. The Langevin noise counts toward privacy: each step is a
-/// Poisson-subsampled Gaussian release with noise multiplier `max(σ, 2q/(C√η))` (the second
-/// term is the Langevin noise `N(0, ηI)` read as noise on the clipped gradient sum; more noise
+/// Poisson-subsampled Gaussian release with noise multiplier `max(σ, 2q/(TC√η))` (the second
+/// term is the Langevin noise `N(0, ηI)` read as noise on the tempered clipped gradient sum, T
+/// the public [`tempering`](Self::tempering) bound; more noise
 /// is added only when `noise_multiplier` asks for it, which then heats the chain). Accounted by
 /// the certified PLD accountant's upper bound (default) or the Fourier accountant, under
 /// substitution (docs/ACCOUNTING.md, "Stochastic-gradient samplers").
@@ -62,6 +63,10 @@ pub struct DpSgld {
     pub noise_multiplier: f64,
     /// With a privacy budget, at most this many iterations per chain (`None`: Algorithm 2's).
     pub max_iterations: Option<usize>,
+    /// An upper bound T on the model's tempering (public; default 1): the injected noise is
+    /// charged relative to the data term at T, and a model tempered above it is refused.
+    #[serde(default = "one")]
+    pub tempering: f64,
     /// Accountant: `Method::Pld` (certified, default) or `Method::Fourier`.
     pub accountant: Method,
     /// Run settings.
@@ -76,9 +81,31 @@ impl Default for DpSgld {
             sampling_rate: 0.01,
             noise_multiplier: 0.0,
             max_iterations: Some(DEFAULT_MAX_ITERATIONS),
+            tempering: 1.0,
             accountant: Method::Pld,
             run: RunSettings::default(),
         }
+    }
+}
+
+/// `serde` default of the tempering bound.
+pub(crate) fn one() -> f64 {
+    1.0
+}
+
+/// The model's tempering must not exceed the bound the charge assumes.
+pub(crate) fn check_tempering(bound: f64, model: f64) -> Result<()> {
+    if model <= bound {
+        Ok(())
+    } else {
+        Err(crate::Error::invalid(
+            "tempering",
+            bound,
+            format!(
+                "is below the model's tempering {model}: the charge assumes T ≤ the bound; set \
+                 .tempering({model})"
+            ),
+        ))
     }
 }
 
@@ -142,7 +169,8 @@ impl DpSgld {
         Self::default()
     }
 
-    /// The noise multiplier charged per release: `max(σ, 2q/(C√η))`.
+    /// The noise multiplier charged per release, relative to C: `max(σ, 2q/(TC√η))` with T
+    /// the [`tempering`](Self::tempering) bound.
     ///
     /// # Errors
     /// Invalid settings.
@@ -152,14 +180,24 @@ impl DpSgld {
             self.clip_bound,
             self.sampling_rate,
             self.noise_multiplier,
+            self.tempering,
         )?;
-        let langevin = 2.0 * self.sampling_rate / (self.clip_bound * self.step_size.sqrt());
+        let langevin =
+            2.0 * self.sampling_rate / (self.tempering * self.clip_bound * self.step_size.sqrt());
         Ok(self.noise_multiplier.max(langevin))
+    }
+
+    /// An upper bound on the model's tempering (public; default 1).
+    #[must_use]
+    pub fn tempering(mut self, t: f64) -> Self {
+        self.tempering = t;
+        self
     }
 
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpSgldKernel> {
         check_gradients(ENTRY.key, model)?;
+        check_tempering(self.tempering, model.tempering())?;
         Ok(DpSgldKernel {
             step_size: self.step_size,
             clip_bound: self.clip_bound,
@@ -231,16 +269,17 @@ impl Sampler for DpSgld {
     }
 
     /// Public settings for a Table 5.1 experiment: the DP HMC thesis table's gradient clip
-    /// bound, batches of 1000 rows on average, and a step whose Langevin noise moves each
-    /// coordinate by half the posterior scale `1/(C√(nT))`.
+    /// bound and leapfrog step ε (η = ε²: one Langevin step moves as far as one leapfrog step,
+    /// the largest the thesis found stable), batches of 1000 rows on average, the experiment's
+    /// tempering as the bound.
     fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
         let c = super::dp_hmc::thesis_grad_clip(experiment);
-        let n = (experiment.n() as f64 * experiment.tempering()).max(1.0) as usize;
-        let (_, eta) = public_step(n, c, 0.5);
+        let (_, leapfrog) = super::hmc::thesis_integrator(experiment);
         let rate = (1000.0 / experiment.n() as f64).min(1.0);
         Ok(Box::new(
             DpSgld::builder()
-                .step_size(eta)
+                .tempering(experiment.tempering())
+                .step_size(leapfrog * leapfrog)
                 .clip_bound(c)
                 .sampling_rate(rate)
                 .accountant(self.accountant),

@@ -7,7 +7,10 @@ pub use kernel::{DpSgnhtKernel, DpSgnhtState};
 
 use serde::{Deserialize, Serialize};
 
-use super::dp_sgld::{AUTO_ITERATIONS, DEFAULT_MAX_ITERATIONS, check_gradients, gradient_setters, public_step};
+use super::dp_sgld::{
+    AUTO_ITERATIONS, DEFAULT_MAX_ITERATIONS, check_gradients, check_tempering, gradient_setters, one,
+    public_step,
+};
 use super::poisson_batch::{
     check_gradient_settings, gradient_accountant, gradient_label, gradient_method_checked,
     gradient_release,
@@ -23,7 +26,7 @@ use crate::models::{Experiment, Model};
 /// DP-SGNHT: the stochastic-gradient Nosé–Hoover thermostat on Poisson batches of per-row
 /// clipped gradients, every iterate released. The thermostat's injected noise `N(0, 2AhI)`
 /// counts toward privacy: each step is a Poisson-subsampled Gaussian release with noise
-/// multiplier `max(σ, q√(2A/h)/C)`, accounted by the certified PLD accountant's upper bound
+/// multiplier `max(σ, q√(2A/h)/(TC))` (T the public [`tempering`](Self::tempering) bound), accounted by the certified PLD accountant's upper bound
 /// (default) or the Fourier accountant, under substitution (docs/ACCOUNTING.md,
 /// "Stochastic-gradient samplers"). With a privacy budget the count is Algorithm 2's, capped at `max_iterations`.
 ///
@@ -58,6 +61,10 @@ pub struct DpSgnht {
     pub noise_multiplier: f64,
     /// With a privacy budget, at most this many iterations per chain (`None`: Algorithm 2's).
     pub max_iterations: Option<usize>,
+    /// An upper bound T on the model's tempering (public; default 1): the injected noise is
+    /// charged relative to the data term at T, and a model tempered above it is refused.
+    #[serde(default = "one")]
+    pub tempering: f64,
     /// Accountant: `Method::Pld` (certified, default) or `Method::Fourier`.
     pub accountant: Method,
     /// Run settings.
@@ -73,6 +80,7 @@ impl Default for DpSgnht {
             sampling_rate: 0.01,
             noise_multiplier: 0.0,
             max_iterations: Some(DEFAULT_MAX_ITERATIONS),
+            tempering: 1.0,
             accountant: Method::Pld,
             run: RunSettings::default(),
         }
@@ -97,7 +105,8 @@ impl DpSgnht {
         self
     }
 
-    /// The noise multiplier charged per release: `max(σ, q√(2A/h)/C)`.
+    /// The noise multiplier charged per release, relative to C: `max(σ, q√(2A/h)/(TC))` with T
+    /// the [`tempering`](Self::tempering) bound.
     ///
     /// # Errors
     /// Invalid settings.
@@ -107,16 +116,25 @@ impl DpSgnht {
             self.clip_bound,
             self.sampling_rate,
             self.noise_multiplier,
+            self.tempering,
         )?;
         check::positive("diffusion", self.diffusion)?;
-        let injected =
-            self.sampling_rate * (2.0 * self.diffusion / self.step_size).sqrt() / self.clip_bound;
+        let injected = self.sampling_rate * (2.0 * self.diffusion / self.step_size).sqrt()
+            / (self.tempering * self.clip_bound);
         Ok(self.noise_multiplier.max(injected))
+    }
+
+    /// An upper bound on the model's tempering (public; default 1).
+    #[must_use]
+    pub fn tempering(mut self, t: f64) -> Self {
+        self.tempering = t;
+        self
     }
 
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpSgnhtKernel> {
         check_gradients(ENTRY.key, model)?;
+        check_tempering(self.tempering, model.tempering())?;
         Ok(DpSgnhtKernel {
             step_size: self.step_size,
             diffusion: self.diffusion,
@@ -189,17 +207,20 @@ impl Sampler for DpSgnht {
     }
 
     /// Public settings for a Table 5.1 experiment: the DP HMC thesis table's gradient clip
-    /// bound, batches of 1000 rows on average, a step of a tenth of the posterior scale
-    /// `1/(C√(nT))` and 8 % friction per step.
+    /// bound, a fifth of its leapfrog step ε as h (the momentum has unit scale; with 8 %
+    /// friction per step the injected noise then has DP-SGLD's noise multiplier at η = ε²,
+    /// so both cost the same privacy per step), batches of 1000 rows on average, the
+    /// experiment's tempering as the bound.
     fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
         let c = super::dp_hmc::thesis_grad_clip(experiment);
-        let n = (experiment.n() as f64 * experiment.tempering()).max(1.0) as usize;
+        let (_, leapfrog) = super::hmc::thesis_integrator(experiment);
+        let h = leapfrog / 5.0;
         let rate = (1000.0 / experiment.n() as f64).min(1.0);
-        let (h, a) = sgnht_settings(n, c);
         Ok(Box::new(
             DpSgnht::builder()
+                .tempering(experiment.tempering())
                 .step_size(h)
-                .diffusion(a)
+                .diffusion(FRICTION / h)
                 .clip_bound(c)
                 .sampling_rate(rate)
                 .accountant(self.accountant),
