@@ -30,6 +30,14 @@ pub enum TaskKind {
     /// One fresh 1000-draw exact posterior sample against the reference (THESIS-NOTES §13, Fig
     /// 6.2/6.3 baseline lines).
     Baseline,
+    /// One chain of a sampler the thesis did not run (the field's, [`field_algorithms`]) with
+    /// its public settings (`tuned_for`) and the comparison's budget (ε, δ = 0.1/n per chain).
+    Field {
+        /// The algorithm.
+        algorithm: SamplerKind,
+        /// Privacy budget ε of the chain.
+        epsilon: f64,
+    },
 }
 
 /// One unit of work of a grid: one chain (or one baseline draw), written as one result row.
@@ -59,23 +67,24 @@ impl Task {
             TaskKind::Comparison { .. } => "comparison",
             TaskKind::Clipping { .. } => "clipping",
             TaskKind::Baseline => "baseline",
+            TaskKind::Field { .. } => "field",
         }
     }
 
     /// Algorithm key (`exact` for baseline draws).
     pub fn algorithm(&self) -> &'static str {
         match self.kind {
-            TaskKind::Comparison { algorithm, .. } | TaskKind::Clipping { algorithm, .. } => {
-                algorithm.key()
-            }
+            TaskKind::Comparison { algorithm, .. }
+            | TaskKind::Clipping { algorithm, .. }
+            | TaskKind::Field { algorithm, .. } => algorithm.key(),
             TaskKind::Baseline => "exact",
         }
     }
 
-    /// ε of a comparison task.
+    /// ε of a comparison or field task.
     pub fn epsilon(&self) -> Option<f64> {
         match self.kind {
-            TaskKind::Comparison { epsilon, .. } => Some(epsilon),
+            TaskKind::Comparison { epsilon, .. } | TaskKind::Field { epsilon, .. } => Some(epsilon),
             _ => None,
         }
     }
@@ -119,7 +128,7 @@ impl Task {
             self.algorithm()
         );
         match &self.kind {
-            TaskKind::Comparison { epsilon, .. } => {
+            TaskKind::Comparison { epsilon, .. } | TaskKind::Field { epsilon, .. } => {
                 format!("{head}/eps={epsilon}/chain={}", self.chain)
             }
             TaskKind::Clipping {
@@ -271,6 +280,79 @@ impl ComparisonSpec {
                             n: e.n(),
                             chain,
                             kind: TaskKind::Comparison { algorithm, epsilon },
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The field's samplers the `field` grid runs beside the thesis' (in the registry's order).
+///
+/// ```
+/// use dp_mcmc::experiments::field_algorithms;
+/// let keys: Vec<&str> = field_algorithms().iter().map(|k| k.key()).collect();
+/// assert_eq!(keys, ["dp-sgld", "dp-sgnht"]);
+/// ```
+pub fn field_algorithms() -> Vec<SamplerKind> {
+    vec![SamplerKind::DpSgld, SamplerKind::DpSgnht]
+}
+
+/// The field grid: the field's samplers on the eight Table 5.1 experiments at ε ∈ {1, 2, 4, 6},
+/// with the comparison's per-chain budget and start points, beside the thesis' boxes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FieldSpec {
+    /// Experiments.
+    pub experiments: Vec<Experiment>,
+    /// ε of every experiment.
+    pub epsilons: Vec<f64>,
+    /// Chains per configuration.
+    pub chains: usize,
+    /// The samplers.
+    pub algorithms: Vec<SamplerKind>,
+}
+
+impl FieldSpec {
+    /// 8 experiments × ε ∈ {1, 2, 4, 6} × 20 chains × the field's samplers.
+    ///
+    /// ```
+    /// use dp_mcmc::experiments::FieldSpec;
+    /// assert_eq!(FieldSpec::full().tasks().len(), 8 * 4 * 20 * 2);
+    /// ```
+    pub fn full() -> FieldSpec {
+        FieldSpec {
+            experiments: Experiment::ALL.to_vec(),
+            epsilons: vec![1.0, 2.0, 4.0, 6.0],
+            chains: 20,
+            algorithms: field_algorithms(),
+        }
+    }
+
+    /// The CLI's quick grid: the d = 2 banana experiments, ε ∈ {1, 4}, 3 chains.
+    pub fn quick() -> FieldSpec {
+        use Experiment::*;
+        FieldSpec {
+            experiments: vec![EasyBanana2d, TemperedBanana2d, HardBanana2d],
+            epsilons: vec![1.0, 4.0],
+            chains: 3,
+            algorithms: field_algorithms(),
+        }
+    }
+
+    /// Every task, chain-major (as [`ComparisonSpec::tasks`]).
+    pub fn tasks(&self) -> Vec<Task> {
+        let mut out = Vec::new();
+        for chain in 0..self.chains {
+            for &e in &self.experiments {
+                for &algorithm in &self.algorithms {
+                    for &epsilon in &self.epsilons {
+                        out.push(Task {
+                            experiment: e,
+                            n: e.n(),
+                            chain,
+                            kind: TaskKind::Field { algorithm, epsilon },
                         });
                     }
                 }

@@ -14,7 +14,9 @@ mod tuned;
 
 pub use crate::samplers::SamplerKind;
 pub use clipping::{BaselineSpec, ClippingSpec, THESIS_CLIP_BOUNDS};
-pub use grid::{ComparisonSpec, Task, TaskKind, comparison_algorithms};
+pub use grid::{
+    ComparisonSpec, FieldSpec, Task, TaskKind, comparison_algorithms, field_algorithms,
+};
 pub use metrics::{ChainMetrics, chain_metrics, trace_metrics};
 pub use posterior::{FIGURE_5_1_EXPERIMENTS, HmcTrajectory, PosteriorGrid};
 pub use results::{RESULT_COLUMNS, ResultRow, ResultsFile, finished_tasks, read_results};

@@ -136,7 +136,9 @@ type BudgetKey = (Experiment, &'static str, u64);
 
 /// The tuned sampler of a comparison task with its per-chain budget (ε, δ = 0.1/n).
 fn comparison_sampler(task: &Task) -> Result<Box<dyn Sampler>> {
-    let TaskKind::Comparison { algorithm, epsilon } = task.kind else {
+    let (TaskKind::Comparison { algorithm, epsilon } | TaskKind::Field { algorithm, epsilon }) =
+        task.kind
+    else {
         return Err(Error::invalid("task", task.id(), "not a comparison task"));
     };
     let mut s = tuned(task.experiment, algorithm)?;
@@ -160,7 +162,7 @@ fn comparison_budget(task: &Task) -> Result<usize> {
 
 fn budget_key(task: &Task) -> Option<BudgetKey> {
     match task.kind {
-        TaskKind::Comparison { algorithm, epsilon } => {
+        TaskKind::Comparison { algorithm, epsilon } | TaskKind::Field { algorithm, epsilon } => {
             Some((task.experiment, algorithm.key(), epsilon.to_bits()))
         }
         _ => None,
@@ -230,7 +232,7 @@ fn run_task(
         ..RunSettings::default()
     };
     match &task.kind {
-        TaskKind::Comparison { .. } => {
+        TaskKind::Comparison { .. } | TaskKind::Field { .. } => {
             let key = budget_key(task).expect("a comparison task has a budget key");
             let k = *budgets
                 .get(&key)

@@ -286,6 +286,21 @@ pub fn figure_6_4(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {
     )
 }
 
+/// The field grid's figure: MMD boxes of the field's samplers (DP-SGLD, DP-SGNHT) beside the
+/// thesis' samplers at the same ε, on the seven experiments with a reference posterior (the
+/// circle: [`figure_6_7`] on the same rows).
+pub fn figure_field(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {
+    let experiments: Vec<Experiment> = BANANAS.iter().chain(&EXTRA).copied().collect();
+    comparison_boxes(
+        results,
+        Some(baselines),
+        "mmd",
+        &experiments,
+        "The field's samplers beside the thesis': MMD to the reference posterior (dashed: baselines)",
+        "MMD",
+    )
+}
+
 /// Figure 6.5: fraction of clipped log-likelihood ratios against ε on the bananas
 /// (a non-private diagnostic).
 pub fn figure_6_5(results: &DataFrame) -> Result<Plot> {

@@ -22,7 +22,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::sampler::Sampler;
-use super::{REGISTRY, dp_barker, dp_hmc, dp_penalty, hmc, minibatch_penalty, rwmh};
+use super::{
+    REGISTRY, dp_barker, dp_hmc, dp_penalty, dp_sgld, dp_sgnht, hmc, minibatch_penalty, rwmh,
+};
 use crate::error::{Error, Result};
 
 /// A sampler of the registry.
@@ -89,6 +91,10 @@ impl SamplerKind {
     pub const MinibatchPenaltyGwmh: SamplerKind = SamplerKind(minibatch_penalty::GWMH_ENTRY.key);
     /// DP Barker (`barker`).
     pub const DpBarker: SamplerKind = SamplerKind(dp_barker::ENTRY.key);
+    /// DP-SGLD (the field's; not in the thesis).
+    pub const DpSgld: SamplerKind = SamplerKind(dp_sgld::ENTRY.key);
+    /// DP-SGNHT (the field's; not in the thesis).
+    pub const DpSgnht: SamplerKind = SamplerKind(dp_sgnht::ENTRY.key);
 }
 
 impl SamplerKind {

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use dp_mcmc::experiments::{
-    BaselineSpec, ClippingSpec, ComparisonSpec, GridReport, GridRunner, Shard, Task, read_results,
+    BaselineSpec, ClippingSpec, ComparisonSpec, FieldSpec, GridReport, GridRunner, Shard, Task,
+    read_results,
 };
 use dp_mcmc::frame::accounting::{figure_6_1_with, linspace};
 use dp_mcmc::frame::experiments::{medians_frame, results_frame};
@@ -31,6 +32,9 @@ pub enum Part {
     Clipping,
     /// Figures 6.3–6.8: the algorithm comparison.
     Comparison,
+    /// The field's samplers (DP-SGLD, DP-SGNHT) on the comparison's experiments at ε ∈ {1, 2,
+    /// 4, 6}, beside the thesis' boxes of `comparison.csv` (not part of `all`).
+    Field,
     /// Everything, in the order accounting, comparison, clipping.
     All,
     /// Only the baseline grid (exact posterior sample vs the reference: the figures' dashed
@@ -47,6 +51,7 @@ impl Part {
             Part::Accounting => "accounting",
             Part::Clipping => "clipping",
             Part::Comparison => "comparison",
+            Part::Field => "field",
             Part::All => "all",
             Part::Baseline => "baseline",
             Part::Merge => "merge",
@@ -57,7 +62,7 @@ impl Part {
 /// Arguments of `dp-mcmc reproduce`.
 #[derive(Args)]
 pub struct ReproduceArgs {
-    /// accounting, clipping, comparison, all, baseline, or merge (then SHARD_DIRS follow).
+    /// accounting, clipping, comparison, field, all, baseline, or merge (then SHARD_DIRS follow).
     #[arg(value_enum)]
     part: Part,
     /// With `merge`: the `--out` folders of the shard runs `--shard 1/N` ... `--shard N/N`.
@@ -112,7 +117,8 @@ struct Ctx<'a> {
     parts: serde_json::Map<String, Value>,
 }
 
-/// The task list of the grid `name` (`baseline`, `comparison`, `clipping`, `clipping-thesis`).
+/// The task list of the grid `name` (`baseline`, `comparison`, `field`, `clipping`,
+/// `clipping-thesis`).
 fn grid_tasks(name: &str, quick: bool) -> Vec<Task> {
     let clipping = || {
         if quick {
@@ -124,6 +130,8 @@ fn grid_tasks(name: &str, quick: bool) -> Vec<Task> {
     match name {
         "comparison" if quick => ComparisonSpec::quick().tasks(),
         "comparison" => ComparisonSpec::full().tasks(),
+        "field" if quick => FieldSpec::quick().tasks(),
+        "field" => FieldSpec::full().tasks(),
         "clipping" => clipping().tasks(),
         "clipping-thesis" => clipping().thesis_compatible().tasks(),
         _ => BaselineSpec::full().tasks(),
@@ -141,6 +149,7 @@ fn part_grids(part: Part, thesis_compatible: bool) -> Vec<&'static str> {
         Part::Accounting | Part::Merge => vec![],
         Part::Baseline => vec!["baseline"],
         Part::Comparison => vec!["baseline", "comparison"],
+        Part::Field => vec!["baseline", "field"],
         Part::Clipping => vec!["baseline", clipping],
         Part::All => vec!["baseline", "comparison", clipping],
     }
@@ -371,6 +380,47 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// The field grid, its medians, and its figures beside the thesis' boxes (the rows of
+    /// `comparison.csv` at the field's ε, where that table exists).
+    fn field(&mut self) -> Result<()> {
+        let baselines = self.baseline()?;
+        self.grid("field")?;
+        if self.shard.is_some() {
+            return Ok(());
+        }
+        let field = read_results(self.table("field"))?;
+        let mut med = medians_frame(&field)?;
+        let path = self.table("field-medians");
+        self.write_table(&mut med, &path)?;
+        let epsilons: Vec<f64> = if self.args.quick {
+            FieldSpec::quick().epsilons
+        } else {
+            FieldSpec::full().epsilons
+        };
+        let thesis = self.table("comparison");
+        let mut rows = if thesis.exists() {
+            read_results(&thesis)?
+                .into_iter()
+                .filter(|r| r.epsilon.is_some_and(|e| epsilons.contains(&e)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        rows.extend(field);
+        let df = results_frame(&rows)?;
+        let mut figures = serde_json::Map::new();
+        for (name, plot) in [
+            ("field_mmd", figs::figure_field(&df, &baselines)),
+            ("field_circle", figs::figure_6_7(&df)),
+        ] {
+            figures.insert(name.into(), self.write_figure(name, plot)?);
+        }
+        if let Some(Value::Object(p)) = self.parts.get_mut("field") {
+            p.insert("figures".into(), Value::Object(figures));
+        }
+        Ok(())
+    }
+
     fn clipping(&mut self) -> Result<()> {
         let baselines = self.baseline()?;
         let name = if self.args.thesis_compatible {
@@ -476,6 +526,9 @@ fn run(args: &ReproduceArgs, shard: Option<Shard>, merged: bool) -> Result<Value
     }
     if matches!(part, Part::Clipping | Part::All) {
         ctx.clipping()?;
+    }
+    if part == Part::Field {
+        ctx.field()?;
     }
     let incomplete: usize = ctx
         .parts
