@@ -18,6 +18,7 @@ use crate::accounting::{
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
+use crate::samplers::kernel::StepInfo;
 
 /// A Poisson batch of row indices and the buffers of its clipped gradient sum (allocated once
 /// per chain; a batch larger than the capacity reserved up front, more than 8 standard
@@ -25,6 +26,8 @@ use crate::rng::ChainRng;
 #[derive(Clone, Debug)]
 pub struct PoissonBatch {
     rate: f64,
+    /// `ln(1 − rate)`, the geometric skips' scale.
+    log_keep: f64,
     n: usize,
     rows: Vec<usize>,
     grad: Vec<f64>,
@@ -38,6 +41,7 @@ impl PoissonBatch {
         let capacity = (mean + 8.0 * mean.sqrt() + 16.0).min(n as f64) as usize;
         PoissonBatch {
             rate,
+            log_keep: (-rate).ln_1p(),
             n,
             rows: Vec::with_capacity(capacity),
             grad: vec![0.0; dim],
@@ -52,12 +56,11 @@ impl PoissonBatch {
             self.rows.extend(0..self.n);
             return &self.rows;
         }
-        let log_keep = (-self.rate).ln_1p();
         let mut j = 0usize;
         loop {
             // 1 − U ∈ (0, 1]: the number of rows skipped before the next sampled one
             let u: f64 = 1.0 - rng.random::<f64>();
-            let skip = (u.ln() / log_keep).floor();
+            let skip = (u.ln() / self.log_keep).floor();
             if skip.is_nan() || skip >= (self.n - j) as f64 {
                 break;
             }
@@ -105,6 +108,82 @@ impl PoissonBatch {
             }
         }
         Ok((clipped, self.rows.len() as u64))
+    }
+}
+
+/// What the stochastic-gradient kernels compute from the data and the prior in one step: the
+/// clipped gradient sum of a fresh Poisson batch and the prior's gradient, in buffers allocated
+/// once per chain.
+#[derive(Clone, Debug)]
+pub struct GradientDrift {
+    /// `Σ_{j ∈ batch} clip_C(∇ℓ_j(θ))`.
+    pub(crate) sum: Vec<f64>,
+    /// `∇ ln p(θ)`.
+    pub(crate) prior: Vec<f64>,
+    batch: PoissonBatch,
+}
+
+/// The raw-data diagnostics of one drift (not private) and whether the model failed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DriftInfo {
+    clipped: u64,
+    rows: u64,
+    /// The model's gradient failed: the step must not move.
+    pub(crate) failed: bool,
+}
+
+impl GradientDrift {
+    /// Buffers for `model`, batches at sampling rate `rate`.
+    pub(crate) fn new<M: Model + ?Sized>(model: &M, rate: f64) -> Self {
+        let d = model.dim();
+        GradientDrift {
+            sum: vec![0.0; d],
+            prior: vec![0.0; d],
+            batch: PoissonBatch::new(model.n_rows(), rate, d),
+        }
+    }
+
+    /// Draw a batch; fill [`sum`](Self::sum) (clip bound `bound`) and the prior's gradient at
+    /// `theta`.
+    pub(crate) fn compute<M: Model + ?Sized>(
+        &mut self,
+        model: &M,
+        theta: &[f64],
+        bound: f64,
+        rng: &mut ChainRng,
+    ) -> DriftInfo {
+        let info = match self
+            .batch
+            .clipped_grad_sum(model, theta, bound, rng, &mut self.sum)
+        {
+            Ok((clipped, rows)) => DriftInfo {
+                clipped,
+                rows,
+                failed: false,
+            },
+            Err(_) => DriftInfo {
+                clipped: 0,
+                rows: self.batch.rows().len() as u64,
+                failed: true,
+            },
+        };
+        model.grad_log_prior(theta, &mut self.prior);
+        info
+    }
+}
+
+impl DriftInfo {
+    /// The step's record: every step is "accepted" unless it did not move (`moved = false`: a
+    /// model error or a non-finite state).
+    pub(crate) fn step_info(self, moved: bool) -> StepInfo {
+        StepInfo {
+            accepted: moved,
+            log_alpha: 0.0,
+            grad_clipped: self.clipped,
+            grad_rows: self.rows,
+            nonfinite: !moved,
+            ..StepInfo::default()
+        }
     }
 }
 

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::models::Model;
 use crate::rng::ChainRng;
 use crate::samplers::kernel::{Kernel, StepInfo};
-use crate::samplers::poisson_batch::PoissonBatch;
+use crate::samplers::poisson_batch::GradientDrift;
 
 /// DP-SGLD settings (build with [`DpSgld`](super::DpSgld)).
 #[derive(Clone, Debug)]
@@ -37,9 +37,7 @@ pub struct DpSgldKernel {
 pub struct DpSgldState {
     theta: Vec<f64>,
     next: Vec<f64>,
-    sum: Vec<f64>,
-    prior: Vec<f64>,
-    batch: PoissonBatch,
+    drift: GradientDrift,
 }
 
 impl DpSgldKernel {
@@ -83,14 +81,11 @@ impl Kernel for DpSgldKernel {
         theta0: &[f64],
         _rng: &mut ChainRng,
     ) -> Result<Self::State> {
-        let d = model.dim();
-        crate::error::check::len("start point", theta0.len(), d)?;
+        crate::error::check::len("start point", theta0.len(), model.dim())?;
         Ok(DpSgldState {
             theta: theta0.to_vec(),
             next: theta0.to_vec(),
-            sum: vec![0.0; d],
-            prior: vec![0.0; d],
-            batch: PoissonBatch::new(model.n_rows(), self.rate, d),
+            drift: GradientDrift::new(model, self.rate),
         })
     }
 
@@ -100,34 +95,20 @@ impl Kernel for DpSgldKernel {
         s: &mut Self::State,
         rng: &mut ChainRng,
     ) -> StepInfo {
-        let (clipped, rows, failed) =
-            match s
-                .batch
-                .clipped_grad_sum(model, &s.theta, self.clip_bound, rng, &mut s.sum)
-            {
-                Ok((c, r)) => (c, r, false),
-                Err(_) => (0, s.batch.rows().len() as u64, true),
-            };
-        model.grad_log_prior(&s.theta, &mut s.prior);
+        let info = s.drift.compute(model, &s.theta, self.clip_bound, rng);
         let t = model.tempering();
         let coef = 0.5 * self.step_size * t / self.rate;
         let sd = self.noise_sd(t);
-        for (((x, &th), &p), &g) in s.next.iter_mut().zip(&s.theta).zip(&s.prior).zip(&s.sum) {
+        let drift = s.drift.prior.iter().zip(&s.drift.sum);
+        for ((x, &th), (&p, &g)) in s.next.iter_mut().zip(&s.theta).zip(drift) {
             let xi: f64 = StandardNormal.sample(rng);
             *x = th + 0.5 * self.step_size * p + coef * g + sd * xi;
         }
-        let ok = !failed && s.next.iter().all(|x| x.is_finite());
-        if ok {
+        let moved = !info.failed && s.next.iter().all(|x| x.is_finite());
+        if moved {
             std::mem::swap(&mut s.theta, &mut s.next);
         }
-        StepInfo {
-            accepted: ok,
-            log_alpha: 0.0,
-            grad_clipped: clipped,
-            grad_rows: rows,
-            nonfinite: !ok,
-            ..StepInfo::default()
-        }
+        info.step_info(moved)
     }
 
     fn position<'a>(&self, s: &'a Self::State) -> &'a [f64] {

@@ -9,14 +9,13 @@ pub(crate) use kernel::check_gradients;
 use serde::{Deserialize, Serialize};
 
 use super::poisson_batch::{
-    check_gradient_settings, gradient_accountant, gradient_label, gradient_method_checked,
-    gradient_release,
+    check_gradient_settings, gradient_method_checked,
 };
-use super::privacy::{PrivacyCost, dp_run};
+use super::privacy::dp_run;
 use super::registry::SamplerEntry;
 use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, run_setters};
-use crate::accounting::{Accountant, Method, Releases};
+use crate::accounting::Method;
 use crate::error::Result;
 use crate::models::{Experiment, Model};
 
@@ -155,10 +154,63 @@ macro_rules! gradient_setters {
                 self.accountant = m;
                 self
             }
+            /// An upper bound on the model's tempering (public; default 1): the injected noise
+            /// is charged relative to the data term at it.
+            #[must_use]
+            pub fn tempering(mut self, t: f64) -> Self {
+                self.tempering = t;
+                self
+            }
         }
     };
 }
 pub(crate) use gradient_setters;
+
+/// The `PrivacyCost` of a stochastic-gradient sampler (DP-SGLD, DP-SGNHT): one release per
+/// iteration, the clipped gradient sum of a Poisson batch (rate q) with its
+/// `charged_noise_multiplier` σ_c relative to C, charged as `σ_c/2` relative to the substitute
+/// sensitivity 2C (`poisson_batch::gradient_release`); the certified PLD or Fourier accountant;
+/// the run capped at `max_iterations`.
+macro_rules! gradient_privacy_cost {
+    ($t:ty) => {
+        impl $crate::samplers::PrivacyCost for $t {
+            fn releases(&self, _n: u64) -> $crate::Result<$crate::accounting::Releases> {
+                Ok($crate::accounting::Releases::per_iteration(
+                    $crate::samplers::poisson_batch::gradient_release(
+                        self.charged_noise_multiplier()?,
+                        self.sampling_rate,
+                    )?,
+                ))
+            }
+            fn new_accountant(
+                &self,
+                _n: u64,
+            ) -> $crate::Result<Box<dyn $crate::accounting::Accountant>> {
+                $crate::samplers::poisson_batch::gradient_accountant(ENTRY.key, self.accountant)
+            }
+            fn accountant_label(&self) -> &'static str {
+                $crate::samplers::poisson_batch::gradient_label(self.accountant)
+            }
+            fn method(&self) -> $crate::accounting::Method {
+                self.accountant
+            }
+            fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
+                vec![
+                    (
+                        "charged_noise_multiplier",
+                        self.charged_noise_multiplier().unwrap_or(f64::NAN),
+                    ),
+                    ("sampling_rate", self.sampling_rate),
+                ]
+            }
+            fn iteration_cap(&self) -> Option<usize> {
+                self.max_iterations
+            }
+        }
+    };
+}
+pub(crate) use gradient_privacy_cost;
+
 
 gradient_setters!(DpSgld);
 
@@ -187,13 +239,6 @@ impl DpSgld {
         Ok(self.noise_multiplier.max(langevin))
     }
 
-    /// An upper bound on the model's tempering (public; default 1).
-    #[must_use]
-    pub fn tempering(mut self, t: f64) -> Self {
-        self.tempering = t;
-        self
-    }
-
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpSgldKernel> {
         check_gradients(ENTRY.key, model)?;
@@ -207,35 +252,7 @@ impl DpSgld {
     }
 }
 
-impl PrivacyCost for DpSgld {
-    /// One release per iteration: the clipped gradient sum of a Poisson batch (rate q) with
-    /// noise multiplier `max(σ, 2q/(C√η))` relative to C (charged as `σ_c/2` relative to
-    /// the substitute sensitivity 2C).
-    fn releases(&self, _n: u64) -> Result<Releases> {
-        Ok(Releases::per_iteration(gradient_release(
-            self.charged_noise_multiplier()?,
-            self.sampling_rate,
-        )?))
-    }
-    fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
-        gradient_accountant(ENTRY.key, self.accountant)
-    }
-    fn accountant_label(&self) -> &'static str {
-        gradient_label(self.accountant)
-    }
-    fn method(&self) -> Method {
-        self.accountant
-    }
-    fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
-        vec![
-            ("charged_noise_multiplier", self.charged_noise_multiplier().unwrap_or(f64::NAN)),
-            ("sampling_rate", self.sampling_rate),
-        ]
-    }
-    fn iteration_cap(&self) -> Option<usize> {
-        self.max_iterations
-    }
-}
+gradient_privacy_cost!(DpSgld);
 
 /// The registry's DP-SGLD.
 pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
@@ -256,6 +273,24 @@ pub(crate) fn public_step(n: usize, c: f64, fraction: f64) -> (f64, f64) {
     (rate, (fraction * scale).powi(2))
 }
 
+/// The public scales the stochastic-gradient samplers take for a Table 5.1 experiment: the
+/// thesis' DP HMC gradient clip bound and leapfrog step, and batches of 1000 rows on average.
+pub(crate) struct ThesisScale {
+    pub(crate) clip: f64,
+    pub(crate) leapfrog: f64,
+    pub(crate) rate: f64,
+}
+
+impl ThesisScale {
+    pub(crate) fn of(experiment: Experiment) -> Self {
+        ThesisScale {
+            clip: super::dp_hmc::thesis_grad_clip(experiment),
+            leapfrog: super::hmc::thesis_integrator(experiment).1,
+            rate: (1000.0 / experiment.n() as f64).min(1.0),
+        }
+    }
+}
+
 /// Target iterations of an `auto` stochastic-gradient run.
 pub const AUTO_ITERATIONS: usize = 4000;
 
@@ -273,15 +308,13 @@ impl Sampler for DpSgld {
     /// the largest the thesis found stable), batches of 1000 rows on average, the experiment's
     /// tempering as the bound.
     fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
-        let c = super::dp_hmc::thesis_grad_clip(experiment);
-        let (_, leapfrog) = super::hmc::thesis_integrator(experiment);
-        let rate = (1000.0 / experiment.n() as f64).min(1.0);
+        let t = ThesisScale::of(experiment);
         Ok(Box::new(
             DpSgld::builder()
                 .tempering(experiment.tempering())
-                .step_size(leapfrog * leapfrog)
-                .clip_bound(c)
-                .sampling_rate(rate)
+                .step_size(t.leapfrog * t.leapfrog)
+                .clip_bound(t.clip)
+                .sampling_rate(t.rate)
                 .accountant(self.accountant),
         ))
     }

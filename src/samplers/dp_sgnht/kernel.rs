@@ -19,7 +19,7 @@ use crate::models::Model;
 use crate::rng::ChainRng;
 use crate::samplers::dp_sgld::check_gradients;
 use crate::samplers::kernel::{Kernel, StepInfo};
-use crate::samplers::poisson_batch::PoissonBatch;
+use crate::samplers::poisson_batch::GradientDrift;
 
 /// DP-SGNHT settings (build with [`DpSgnht`](super::DpSgnht)).
 #[derive(Clone, Debug)]
@@ -43,9 +43,7 @@ pub struct DpSgnhtState {
     momentum: Vec<f64>,
     next_momentum: Vec<f64>,
     thermostat: f64,
-    sum: Vec<f64>,
-    prior: Vec<f64>,
-    batch: PoissonBatch,
+    drift: GradientDrift,
 }
 
 impl DpSgnhtState {
@@ -95,9 +93,7 @@ impl Kernel for DpSgnhtKernel {
             next_momentum: momentum.clone(),
             momentum,
             thermostat: self.diffusion,
-            sum: vec![0.0; d],
-            prior: vec![0.0; d],
-            batch: PoissonBatch::new(model.n_rows(), self.rate, d),
+            drift: GradientDrift::new(model, self.rate),
         })
     }
 
@@ -107,50 +103,35 @@ impl Kernel for DpSgnhtKernel {
         s: &mut Self::State,
         rng: &mut ChainRng,
     ) -> StepInfo {
-        let (clipped, rows, failed) =
-            match s
-                .batch
-                .clipped_grad_sum(model, &s.theta, self.clip_bound, rng, &mut s.sum)
-            {
-                Ok((c, r)) => (c, r, false),
-                Err(_) => (0, s.batch.rows().len() as u64, true),
-            };
-        model.grad_log_prior(&s.theta, &mut s.prior);
+        let info = s.drift.compute(model, &s.theta, self.clip_bound, rng);
         let t = model.tempering();
         let h = self.step_size;
         let coef = h * t / self.rate;
         let sd = self.noise_sd(t);
         let friction = 1.0 - s.thermostat * h;
         let moves = s.next_momentum.iter_mut().zip(&s.momentum);
-        for ((x, &p), (&pr, &g)) in moves.zip(s.prior.iter().zip(&s.sum)) {
+        for ((x, &p), (&pr, &g)) in moves.zip(s.drift.prior.iter().zip(&s.drift.sum)) {
             let zeta: f64 = StandardNormal.sample(rng);
             *x = friction * p + h * pr + coef * g + sd * zeta;
         }
         let d = s.theta.len() as f64;
         let sq: f64 = s.next_momentum.iter().map(|x| x * x).sum();
         let thermostat = s.thermostat + h * (sq / d - 1.0);
-        let ok = !failed
+        let moved = !info.failed
             && thermostat.is_finite()
             && s
                 .theta
                 .iter()
                 .zip(&s.next_momentum)
                 .all(|(th, p)| (th + h * p).is_finite());
-        if ok {
+        if moved {
             std::mem::swap(&mut s.momentum, &mut s.next_momentum);
             for (th, p) in s.theta.iter_mut().zip(&s.momentum) {
                 *th += h * p;
             }
             s.thermostat = thermostat;
         }
-        StepInfo {
-            accepted: ok,
-            log_alpha: 0.0,
-            grad_clipped: clipped,
-            grad_rows: rows,
-            nonfinite: !ok,
-            ..StepInfo::default()
-        }
+        info.step_info(moved)
     }
 
     fn position<'a>(&self, s: &'a Self::State) -> &'a [f64] {

@@ -8,18 +8,18 @@ pub use kernel::{DpSgnhtKernel, DpSgnhtState};
 use serde::{Deserialize, Serialize};
 
 use super::dp_sgld::{
-    AUTO_ITERATIONS, DEFAULT_MAX_ITERATIONS, check_gradients, check_tempering, gradient_setters, one,
+    AUTO_ITERATIONS, DEFAULT_MAX_ITERATIONS, check_gradients, check_tempering, gradient_privacy_cost,
+    ThesisScale, gradient_setters, one,
     public_step,
 };
 use super::poisson_batch::{
-    check_gradient_settings, gradient_accountant, gradient_label, gradient_method_checked,
-    gradient_release,
+    check_gradient_settings, gradient_method_checked,
 };
-use super::privacy::{PrivacyCost, dp_run};
+use super::privacy::dp_run;
 use super::registry::SamplerEntry;
 use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, run_setters};
-use crate::accounting::{Accountant, Method, Releases};
+use crate::accounting::Method;
 use crate::error::{Result, check};
 use crate::models::{Experiment, Model};
 
@@ -124,13 +124,6 @@ impl DpSgnht {
         Ok(self.noise_multiplier.max(injected))
     }
 
-    /// An upper bound on the model's tempering (public; default 1).
-    #[must_use]
-    pub fn tempering(mut self, t: f64) -> Self {
-        self.tempering = t;
-        self
-    }
-
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpSgnhtKernel> {
         check_gradients(ENTRY.key, model)?;
@@ -145,35 +138,7 @@ impl DpSgnht {
     }
 }
 
-impl PrivacyCost for DpSgnht {
-    /// One release per iteration: the clipped gradient sum of a Poisson batch (rate q) with
-    /// noise multiplier `max(σ, q√(2A/h)/C)` relative to C (charged as `σ_c/2` relative to
-    /// the substitute sensitivity 2C).
-    fn releases(&self, _n: u64) -> Result<Releases> {
-        Ok(Releases::per_iteration(gradient_release(
-            self.charged_noise_multiplier()?,
-            self.sampling_rate,
-        )?))
-    }
-    fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
-        gradient_accountant(ENTRY.key, self.accountant)
-    }
-    fn accountant_label(&self) -> &'static str {
-        gradient_label(self.accountant)
-    }
-    fn method(&self) -> Method {
-        self.accountant
-    }
-    fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
-        vec![
-            ("charged_noise_multiplier", self.charged_noise_multiplier().unwrap_or(f64::NAN)),
-            ("sampling_rate", self.sampling_rate),
-        ]
-    }
-    fn iteration_cap(&self) -> Option<usize> {
-        self.max_iterations
-    }
-}
+gradient_privacy_cost!(DpSgnht);
 
 /// The registry's DP-SGNHT.
 pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
@@ -212,17 +177,15 @@ impl Sampler for DpSgnht {
     /// so both cost the same privacy per step), batches of 1000 rows on average, the
     /// experiment's tempering as the bound.
     fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
-        let c = super::dp_hmc::thesis_grad_clip(experiment);
-        let (_, leapfrog) = super::hmc::thesis_integrator(experiment);
-        let h = leapfrog / 5.0;
-        let rate = (1000.0 / experiment.n() as f64).min(1.0);
+        let t = ThesisScale::of(experiment);
+        let h = t.leapfrog / 5.0;
         Ok(Box::new(
             DpSgnht::builder()
                 .tempering(experiment.tempering())
                 .step_size(h)
                 .diffusion(FRICTION / h)
-                .clip_bound(c)
-                .sampling_rate(rate)
+                .clip_bound(t.clip)
+                .sampling_rate(t.rate)
                 .accountant(self.accountant),
         ))
     }
