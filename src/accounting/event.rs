@@ -59,6 +59,19 @@ pub enum PrivacyEvent {
         /// The mechanism run on the sample.
         event: Box<PrivacyEvent>,
     },
+    /// `event` applied to a batch drawn **with replacement** in which each row appears a
+    /// Poisson(`mean`) number of times, independently of the other rows (a Poisson-sized batch
+    /// of uniform draws), under the substitute relation; the inner noise multiplier is std ÷
+    /// the substitute sensitivity of **one** appearance. Charged as the public-label mixture,
+    /// over the row's multiplicity `m ≥ 1`, of the substitute pair at rate `1 − e^{−mean}`
+    /// with noise multiplier `σ/m` (docs/ACCOUNTING.md, "DP-Fast MH"). Only the certified PLD
+    /// accountant evaluates it.
+    PoissonMultiplicity {
+        /// Expected number of appearances of one row in a batch.
+        mean: f64,
+        /// The mechanism run on the batch.
+        event: Box<PrivacyEvent>,
+    },
     /// `event` applied to `batch_size` rows drawn without replacement from `n` (substitute
     /// relation).
     SampledWithoutReplacement {
@@ -148,6 +161,32 @@ impl PrivacyEvent {
     pub fn poisson_substitute(self, q: f64) -> Self {
         PrivacyEvent::PoissonSubstitute {
             q,
+            event: Box::new(self),
+        }
+    }
+
+    /// This event run on a with-replacement batch where each row appears Poisson(`mean`)
+    /// times (substitute relation; the noise multiplier relative to one appearance).
+    ///
+    /// # Examples
+    /// ```
+    /// use dp_mcmc::accounting::{Accountant, CertifiedPld, Fourier, PrivacyEvent};
+    /// let e = PrivacyEvent::gaussian(2.0).poisson_multiplicity(0.01).repeat(1000);
+    /// let mut pld = CertifiedPld::new();
+    /// pld.compose(&e)?;
+    /// let eps = pld.epsilon(1e-6)?;
+    /// // a row that can appear twice costs more than one sampled at most once
+    /// let mut once = CertifiedPld::new();
+    /// once.compose(&PrivacyEvent::gaussian(2.0).poisson_substitute(1.0 - (-0.01f64).exp()).repeat(1000))?;
+    /// assert!(eps > once.epsilon(1e-6)?);
+    /// // only the certified PLD accountant evaluates it
+    /// assert!(Fourier::new().compose(&e).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    #[must_use]
+    pub fn poisson_multiplicity(self, mean: f64) -> Self {
+        PrivacyEvent::PoissonMultiplicity {
+            mean,
             event: Box::new(self),
         }
     }
@@ -254,6 +293,9 @@ impl fmt::Display for PrivacyEvent {
             }
             PrivacyEvent::PoissonSubstitute { q, event } => {
                 write!(f, "PoissonSubstitute(q={q}, {event})")
+            }
+            PrivacyEvent::PoissonMultiplicity { mean, event } => {
+                write!(f, "PoissonMultiplicity(mean={mean}, {event})")
             }
             PrivacyEvent::SampledWithoutReplacement {
                 n,

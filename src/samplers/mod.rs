@@ -1,5 +1,5 @@
 //! MCMC samplers and the run driver. One folder per sampler (`dp_penalty/`, `dp_hmc/`,
-//! `minibatch_penalty/`, `dp_barker/`, `rwmh/`, `hmc/`, and the field's `dp_sgld/`, `dp_sgnht/`): its builder, its privacy cost
+//! `minibatch_penalty/`, `dp_barker/`, `rwmh/`, `hmc/`, and the field's `dp_sgld/`, `dp_sgnht/`, `dp_fast_mh/`): its builder, its privacy cost
 //! ([`PrivacyCost`]), its kernel, and its [`Sampler`] implementation (samplers as values),
 //! listed once in the [`REGISTRY`] (`registry.rs`; [`SamplerKind`] names one by its key). Shared: the [`Kernel`] trait, the data pass (`pass`;
 //! `split` spreads it over threads), proposals, run settings, the driver (chains in parallel), the privacy plan and ledger
@@ -28,6 +28,7 @@ pub use crate::noise::Noise;
 pub use adapt::{Released, StepAdapter};
 pub use budget::{Gradient, IterationBudget};
 pub use dp_barker::DpBarker;
+pub use dp_fast_mh::DpFastMh;
 pub use dp_hmc::DpHmc;
 pub use dp_penalty::DpPenalty;
 pub use dp_sgld::DpSgld;
@@ -57,6 +58,7 @@ registry::registry! {
     dp_penalty: OCU_ENTRY;
     mod dp_sgld: ENTRY;
     mod dp_sgnht: ENTRY;
+    mod dp_fast_mh: ENTRY;
 }
 
 #[cfg(test)]

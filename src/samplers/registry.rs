@@ -23,7 +23,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::sampler::Sampler;
 use super::{
-    REGISTRY, dp_barker, dp_hmc, dp_penalty, dp_sgld, dp_sgnht, hmc, minibatch_penalty, rwmh,
+    REGISTRY, dp_barker, dp_fast_mh, dp_hmc, dp_penalty, dp_sgld, dp_sgnht, hmc, minibatch_penalty,
+    rwmh,
 };
 use crate::error::{Error, Result};
 
@@ -95,6 +96,8 @@ impl SamplerKind {
     pub const DpSgld: SamplerKind = SamplerKind(dp_sgld::ENTRY.key);
     /// DP-SGNHT (the field's; not in the thesis).
     pub const DpSgnht: SamplerKind = SamplerKind(dp_sgnht::ENTRY.key);
+    /// DP-Fast MH (the field's; not in the thesis).
+    pub const DpFastMh: SamplerKind = SamplerKind(dp_fast_mh::ENTRY.key);
 }
 
 impl SamplerKind {

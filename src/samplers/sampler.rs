@@ -215,7 +215,7 @@ pub trait Sampler: fmt::Debug + Send + Sync {
         Err(Error::invalid(
             "algorithm",
             self.key(),
-            "auto runs dp-penalty, dp-hmc, minibatch-penalty, dp-barker, dp-sgld or dp-sgnht",
+            "auto runs dp-penalty, dp-hmc, minibatch-penalty, dp-barker, dp-sgld, dp-sgnht or dp-fast-mh",
         ))
     }
 }

@@ -373,6 +373,24 @@ fn minibatch_with_the_full_batch_keeps_the_posterior() {
     assert_eq!(run.rows_per_iteration(), 300.0);
 }
 
+/// The last draws of `run`'s chains are the posterior `N(mean, var·I)`: `assert_invariant`
+/// (mean, KS) and each coordinate's sample variance within `5·√(2/N) + 2 %` of `var`.
+fn assert_stationary(run: &Run, mean: &[f64], var: f64, what: &str) {
+    assert_invariant(run, mean, var);
+    let last = run.last_draws();
+    let n = last.len() as f64;
+    for c in 0..mean.len() {
+        let m = last.iter().map(|x| x[c]).sum::<f64>() / n;
+        let s2 = last.iter().map(|x| (x[c] - m).powi(2)).sum::<f64>() / (n - 1.0);
+        let tol = 5.0 * (2.0 / n).sqrt() + 0.02;
+        assert!(
+            (s2 / var - 1.0).abs() < tol,
+            "{what}: variance ratio {}",
+            s2 / var
+        );
+    }
+}
+
 /// DP-SGLD and DP-SGNHT are approximate samplers: with a small step and a clip bound that
 /// never binds they must keep the posterior up to their O(step) bias, on full batches (q = 1)
 /// and on Poisson half batches. 200 steps from exact draws are five relaxation times of
@@ -388,21 +406,7 @@ fn stochastic_gradient_samplers_keep_the_posterior() {
     const CHAINS: usize = 1000;
     let model = IsoGauss::generate(400, 2, 19);
     let (mean, var) = model.posterior();
-    let assert_invariant = |run: &Run, what: &str| {
-        assert_invariant(run, &mean, var);
-        let last = run.last_draws();
-        let n = last.len() as f64;
-        for c in 0..2 {
-            let m = last.iter().map(|x| x[c]).sum::<f64>() / n;
-            let s2 = last.iter().map(|x| (x[c] - m).powi(2)).sum::<f64>() / (n - 1.0);
-            let tol = 5.0 * (2.0 / n).sqrt() + 0.02;
-            assert!(
-                (s2 / var - 1.0).abs() < tol,
-                "{what}: variance ratio {}",
-                s2 / var
-            );
-        }
-    };
+    let assert_invariant = |run: &Run, what: &str| assert_stationary(run, &mean, var, what);
     for q in [1.0, 0.5] {
         let run = DpSgld::builder()
             .step_size(0.05 * var)
@@ -428,6 +432,36 @@ fn stochastic_gradient_samplers_keep_the_posterior() {
             .run(&model)
             .unwrap();
         assert_invariant(&run, &format!("DP-SGNHT, q = {q}"));
+    }
+}
+
+/// DP-Fast MH is exact (TunaMH's minibatch test with the penalty correction): 1000 chains
+/// started at posterior draws stay at the posterior after 200 steps (mean, KS and the
+/// variance test of the stochastic-gradient samplers). The clip bound never binds here, and
+/// the noise (σ = 0.4, about 1 on the log scale) is large enough that a missing `−s²/2`
+/// correction (acceptance inflated by e^{s²/2}) or a keep probability from the wrong side
+/// would move the draws; both mutations fail this test.
+#[test]
+fn dp_fast_mh_keeps_the_posterior() {
+    const CHAINS: usize = 1000;
+    let model = IsoGauss::generate(400, 2, 19);
+    let (mean, var) = model.posterior();
+    for (lambda, cap) in [(100.0, 4000.0), (30.0, 4000.0)] {
+        let run = DpFastMh::builder()
+            .noise_multiplier(0.4)
+            .clip_bound(6.0)
+            .lambda(lambda)
+            .batch_cap(cap)
+            .proposal_sd(0.8 * var.sqrt())
+            .chains(CHAINS)
+            .iterations(200)
+            .seed(31)
+            .starts(model.posterior_draws(CHAINS, 31))
+            .run(&model)
+            .unwrap();
+        assert_eq!(run.clip_fraction().iter().sum::<f64>(), 0.0);
+        assert!(run.rows_per_iteration() < 400.0, "a minibatch per step");
+        assert_stationary(&run, &mean, var, &format!("DP-Fast MH, λ = {lambda}"));
     }
 }
 

@@ -721,7 +721,7 @@ fn sample_auto_prints_the_ledger() {
     assert!(v["start"].as_str().unwrap().starts_with("auto"));
 }
 
-/// `sample --auto` with the field's stochastic-gradient samplers: the same JSON keys as the
+/// `sample --auto` with the field's samplers (DP-SGLD, DP-SGNHT, DP-Fast MH): the same JSON keys as the
 /// DP penalty's, a ledger whose shares add up to the ε reported, within the budget (a capped run
 /// spends less), and one draw per iteration for every chain.
 #[test]
@@ -739,7 +739,7 @@ fn sample_auto_runs_the_stochastic_gradient_samplers() {
         k
     };
     let reference = keys(&run("dp-penalty"));
-    for alg in ["dp-sgld", "dp-sgnht"] {
+    for alg in ["dp-sgld", "dp-sgnht", "dp-fast-mh"] {
         let v = run(alg);
         assert_eq!(keys(&v), reference, "{alg}: JSON keys");
         let eps = v["epsilon"].as_f64().unwrap();

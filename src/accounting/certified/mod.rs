@@ -28,6 +28,20 @@ const TAU: f64 = 1e-10;
 /// most): the closed-form interval is `δ·(1 ± CLOSED_FORM_REL)`, at most 4e-10 wide.
 const CLOSED_FORM_REL: f64 = 2e-10;
 
+/// The expected multiplicity of a `PoissonMultiplicity` event: positive and at most 50 (a
+/// batch larger than fifty times the data set is not a subsample).
+fn check_mean(mean: f64) -> Result<f64> {
+    if mean.is_finite() && mean > 0.0 && mean <= 50.0 {
+        Ok(mean)
+    } else {
+        Err(Error::invalid(
+            "mean",
+            mean,
+            "the expected multiplicity must be in (0, 50]",
+        ))
+    }
+}
+
 /// What is asked.
 #[derive(Clone, Copy)]
 enum Query {
@@ -41,7 +55,9 @@ enum Query {
 /// directions, the maximum of the two), `SampledWithoutReplacement{Gaussian}` (substitute
 /// relation, the pair `(1−q)N(0,σ²)+qN(1,σ²)` vs `(1−q)N(0,σ²)+qN(−1,σ²)` with σ the noise
 /// multiplier and q = batch_size/n, the pair the Fourier accountant and the thesis' minibatch
-/// penalty use), `PoissonSubstitute{Gaussian}` (the same pair at the Poisson rate q), `BarkerTest` (one DP Barker step: the connect-the-dots PMF of its privacy
+/// penalty use), `PoissonSubstitute{Gaussian}` (the same pair at the Poisson rate q),
+/// `PoissonMultiplicity{Gaussian}` (the public-label mixture over a row's multiplicity m of
+/// that pair with noise multiplier σ/m, DP-Fast MH's batches), `BarkerTest` (one DP Barker step: the connect-the-dots PMF of its privacy
 /// profile over the feasible family, amplified by sampling without replacement; no lower
 /// bound, so a composition containing it reports `lower = 0` and is refined only while the
 /// upper bound improves by more than the tolerance; see `docs/ACCOUNTING.md`) and
@@ -159,6 +175,13 @@ impl CertifiedPld {
                     PrivacyEvent::Gaussian { noise_multiplier } => Loss::Substitute {
                         sigma: check::positive("noise_multiplier", *noise_multiplier)?,
                         q: check::rate("q", *q)?,
+                    },
+                    other => return Err(unsupported(CERTIFIED_PLD_LABEL, other)),
+                },
+                PrivacyEvent::PoissonMultiplicity { mean, event: inner } => match &**inner {
+                    PrivacyEvent::Gaussian { noise_multiplier } => Loss::SubstituteMultiple {
+                        sigma: check::positive("noise_multiplier", *noise_multiplier)?,
+                        mean: check_mean(*mean)?,
                     },
                     other => return Err(unsupported(CERTIFIED_PLD_LABEL, other)),
                 },

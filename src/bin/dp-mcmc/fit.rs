@@ -73,7 +73,8 @@ pub struct FitArgs {
     #[arg(long, default_value = "auto")]
     method: String,
     /// The DP-MCMC sampler: auto (the DP penalty; DP Barker for a model with neither gradients
-    /// nor bounds), dp-penalty, dp-hmc, minibatch-penalty, dp-barker, dp-sgld or dp-sgnht. Naming one selects
+    /// nor bounds), dp-penalty, dp-hmc, minibatch-penalty, dp-barker, dp-sgld, dp-sgnht or
+    /// dp-fast-mh. Naming one selects
     /// --method dp-mcmc under --method auto.
     #[arg(long, default_value = "auto")]
     algorithm: String,

@@ -22,9 +22,10 @@ pub struct SampleArgs {
     #[arg(long)]
     experiment: String,
     /// rwmh, hmc, dp-penalty, dp-penalty-ocu, dp-penalty-gwmh, dp-hmc, minibatch-penalty,
-    /// minibatch-penalty-gwmh, dp-barker, dp-sgld, dp-sgnht (the last two with public settings:
-    /// the DP HMC table's gradient clip bound, batches of 1000 rows, a step from the posterior
-    /// scale; docs/ACCOUNTING.md).
+    /// minibatch-penalty-gwmh, dp-barker, dp-sgld, dp-sgnht, dp-fast-mh (the last three with
+    /// public settings: the DP HMC table's gradient clip bound, batches of 1000 rows, a step from
+    /// the posterior scale; DP-Fast MH the DP penalty table's clip bound and proposal;
+    /// docs/ACCOUNTING.md).
     #[arg(long)]
     algorithm: String,
     /// Privacy budget ε (ignored by the non-private rwmh and hmc).
@@ -92,7 +93,7 @@ pub struct SampleArgs {
     /// Derive every setting privately from (ε, δ), n and public information (DP clip bound
     /// and initial point, warm-up adaptation, τ and iterations from the budget), every cost in
     /// one ledger (the JSON's `ledger`); algorithms dp-penalty, dp-hmc, minibatch-penalty,
-    /// dp-barker, dp-sgld, dp-sgnht. Not combinable with the tuning flags. `--start` then gives the public start
+    /// dp-barker, dp-sgld, dp-sgnht, dp-fast-mh. Not combinable with the tuning flags. `--start` then gives the public start
     /// of the DP initial point (default: the origin).
     #[arg(long)]
     auto: bool,

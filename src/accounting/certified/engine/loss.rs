@@ -41,6 +41,12 @@ pub(crate) enum Loss {
     /// and the thesis' minibatch penalty use): P = (1−q)N(0,σ²) + qN(1,σ²),
     /// Q = (1−q)N(0,σ²) + qN(−1,σ²) (its swap has the same loss distribution, by x ↦ −x).
     Substitute { sigma: f64, q: f64 },
+    /// A with-replacement batch in which the changed row appears `m ~ Poisson(mean)` times,
+    /// substitute relation, noise multiplier `sigma` relative to one appearance: the
+    /// public-label mixture over `m ≥ 1` (weights `Pois(m; mean)/q`) of `Substitute { σ/m, q }`,
+    /// `q = 1 − e^{−mean}` (docs/ACCOUNTING.md, "DP-Fast MH"). The labels beyond the last
+    /// one carried (`multiplicity_parts`) are put at `L = +∞` (pessimistic).
+    SubstituteMultiple { sigma: f64, mean: f64 },
     /// One DP Barker step on a batch of `batch_size` rows drawn without replacement from `n`:
     /// known through its privacy profile only (the supremum over the feasible family,
     /// amplified; `engine/barker.rs`), discretised by `profile.rs` (symmetric).
@@ -163,7 +169,9 @@ impl Loss {
                 q: Mixture::one(1.0),
                 increasing: false,
             },
-            Loss::Laplace { .. } | Loss::BarkerTest { .. } => return None,
+            Loss::Laplace { .. } | Loss::BarkerTest { .. } | Loss::SubstituteMultiple { .. } => {
+                return None;
+            }
             Loss::PoissonRemove { sigma, q } => MixturePair {
                 sigma,
                 p: Mixture::two(q, 1.0),
@@ -193,7 +201,9 @@ impl Loss {
             Loss::PoissonAdd { sigma, q } => -ln_mix(q, (2.0 * x - 1.0) / (2.0 * sigma * sigma)),
             Loss::Substitute { sigma, q } => substitute_loss(sigma, q, x),
             Loss::Laplace { b } => ((x - 1.0).abs() - x.abs()) / b,
-            Loss::BarkerTest { .. } => unreachable!("the Barker step has no mixture form"),
+            Loss::BarkerTest { .. } | Loss::SubstituteMultiple { .. } => {
+                unreachable!("no single mixture form")
+            }
         }
     }
 
@@ -220,7 +230,7 @@ impl Loss {
                 }
             }
             Loss::Substitute { sigma, q } => substitute_inverse(sigma, q, l, guess),
-            Loss::Laplace { .. } | Loss::BarkerTest { .. } => {
+            Loss::Laplace { .. } | Loss::BarkerTest { .. } | Loss::SubstituteMultiple { .. } => {
                 unreachable!("no mixture form")
             }
         }
@@ -232,6 +242,17 @@ impl Loss {
         if let Loss::BarkerTest { n, batch_size } = self {
             let top = super::barker::amplified_range(batch_size as f64, n as f64, tail);
             return (-top, top);
+        }
+        if let Loss::SubstituteMultiple { sigma, mean } = self {
+            // each carried label's range, to its share of the tail (labels too light to
+            // matter contribute nothing; the bucket masses still count them)
+            let (parts, _) = multiplicity_parts(sigma, mean);
+            let share = tail / parts.len() as f64;
+            return parts
+                .iter()
+                .filter(|(w, _)| *w > share)
+                .map(|(w, l)| l.range((share / w).min(0.25)))
+                .fold((0.0, 0.0), |(a, b), (lo, hi)| (a.min(lo), b.max(hi)));
         }
         let Some(pair) = self.mixtures() else {
             let Loss::Laplace { b } = self else {
@@ -255,6 +276,9 @@ impl Loss {
                 .windows(2)
                 .map(|w| laplace_bucket(b, w[0], w[1]))
                 .collect();
+        }
+        if let Loss::SubstituteMultiple { sigma, mean } = self {
+            return multiplicity_buckets(sigma, mean, ls);
         }
         let pair = self.mixtures().expect("mixture pair");
         let mut guess = 0.0;
@@ -310,6 +334,73 @@ impl Loss {
             })
             .collect()
     }
+}
+
+/// The labels `m ≥ 1` of `SubstituteMultiple { sigma, mean }` carried exactly, as
+/// `(weight, Substitute { σ/m, q })` with weight `Pois(m; mean)/q`, `q = 1 − e^{−mean}`, and an
+/// upper bound on the total weight of the labels left out (at most `1e-30`, or what remains
+/// after 400 labels).
+pub(crate) fn multiplicity_parts(sigma: f64, mean: f64) -> (Vec<(f64, Loss)>, f64) {
+    let q = -(-mean).exp_m1();
+    // π_1 = mean·e^{−mean}/q, π_{m+1} = π_m·mean/(m+1)
+    let mut w = mean * (-mean).exp() / q;
+    let mut parts = Vec::new();
+    let mut m = 1.0_f64;
+    loop {
+        parts.push((
+            w,
+            Loss::Substitute {
+                sigma: sigma / m,
+                q,
+            },
+        ));
+        let next = w * mean / (m + 1.0);
+        // the remaining weights are below a geometric series of ratio mean/(m + 2)
+        let ratio = mean / (m + 2.0);
+        let rest = if ratio < 1.0 {
+            next / (1.0 - ratio)
+        } else {
+            f64::INFINITY
+        };
+        if rest <= 1e-30 || parts.len() >= 400 {
+            let carried: f64 = parts.iter().map(|p| p.0).sum();
+            let rest = rest.min((1.0 - carried).max(0.0) + 1e-15);
+            return (parts, rest * (1.0 + 1e-12));
+        }
+        w = next;
+        m += 1.0;
+    }
+}
+
+/// Bucket masses of `SubstituteMultiple`: the weighted sum of its labels' (a label is public,
+/// so the pair's bucket `(a, b]` is the union over labels of that label's bucket), the
+/// labels left out at `+∞` under P and counted in Q's loose mass there.
+fn multiplicity_buckets(sigma: f64, mean: f64, ls: &[f64]) -> Vec<Bucket> {
+    let (parts, rest) = multiplicity_parts(sigma, mean);
+    let mut out = vec![
+        Bucket {
+            p: 0.0,
+            q: 0.0,
+            err: 0.0,
+        };
+        ls.len() - 1
+    ];
+    for (w, loss) in parts {
+        for (o, b) in out.iter_mut().zip(loss.buckets(ls)) {
+            o.p += w * b.p;
+            o.q += w * b.q;
+            o.err += w * b.err;
+        }
+    }
+    for o in &mut out {
+        // the weighted sums' own round-off
+        o.err += 4.0 * f64::EPSILON * (o.p + o.q);
+    }
+    if let Some(last) = out.last_mut() {
+        last.p += rest;
+        last.q += rest;
+    }
+    out
 }
 
 /// The Laplace pair P = Lap(0, b), Q = Lap(1, b): `L = (|x−1| − |x|)/b` is `1/b` on x ≤ 0
@@ -420,8 +511,12 @@ fn normal_quantile_upper(p: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn models() -> [Loss; 5] {
+    fn models() -> [Loss; 6] {
         [
+            Loss::SubstituteMultiple {
+                sigma: 1.2,
+                mean: 0.05,
+            },
             Loss::Gaussian { sigma: 0.7 },
             Loss::Laplace { b: 1.3 },
             Loss::PoissonRemove {
@@ -467,6 +562,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The multiplicity labels carry the zero-truncated Poisson law: weights sum to 1 within
+    /// the bound on what is left out, each is `Pois(m)/q`, and a tiny mean is almost all
+    /// label 1.
+    #[test]
+    fn multiplicity_labels_are_the_truncated_poisson() {
+        for mean in [1e-6, 0.01, 0.3, 2.0, 20.0] {
+            let (parts, rest) = multiplicity_parts(1.0, mean);
+            let total: f64 = parts.iter().map(|p| p.0).sum();
+            assert!(
+                rest <= 1e-12 && (total - 1.0).abs() <= 1e-12 + rest,
+                "{mean}: {total} {rest}"
+            );
+            let q = -(-mean).exp_m1();
+            for (i, (w, l)) in parts.iter().enumerate() {
+                let m = (i + 1) as f64;
+                let ln_pois = -mean + m * mean.ln() - libm::lgamma(m + 1.0);
+                assert!(
+                    (w / (ln_pois.exp() / q) - 1.0).abs() < 1e-9,
+                    "{mean} label {m}"
+                );
+                assert_eq!(*l, Loss::Substitute { sigma: 1.0 / m, q });
+            }
+        }
+        assert!(multiplicity_parts(1.0, 1e-6).0[0].0 > 1.0 - 1e-6);
     }
 
     /// The substitute pair's inverse solves `L(x) = l`.
