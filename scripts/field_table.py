@@ -15,7 +15,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-FIELD = ["dp-sgld", "dp-sgnht"]
+FIELD = ["dp-sgld", "dp-sgnht", "dp-fast-mh"]
 THESIS = [
     "dp-hmc",
     "dp-penalty",

@@ -294,10 +294,14 @@ impl ComparisonSpec {
 /// ```
 /// use dp_mcmc::experiments::field_algorithms;
 /// let keys: Vec<&str> = field_algorithms().iter().map(|k| k.key()).collect();
-/// assert_eq!(keys, ["dp-sgld", "dp-sgnht"]);
+/// assert_eq!(keys, ["dp-sgld", "dp-sgnht", "dp-fast-mh"]);
 /// ```
 pub fn field_algorithms() -> Vec<SamplerKind> {
-    vec![SamplerKind::DpSgld, SamplerKind::DpSgnht]
+    vec![
+        SamplerKind::DpSgld,
+        SamplerKind::DpSgnht,
+        SamplerKind::DpFastMh,
+    ]
 }
 
 /// The field grid: the field's samplers on the eight Table 5.1 experiments at ε ∈ {1, 2, 4, 6},
@@ -319,7 +323,7 @@ impl FieldSpec {
     ///
     /// ```
     /// use dp_mcmc::experiments::FieldSpec;
-    /// assert_eq!(FieldSpec::full().tasks().len(), 8 * 4 * 20 * 2);
+    /// assert_eq!(FieldSpec::full().tasks().len(), 8 * 4 * 20 * 3);
     /// ```
     pub fn full() -> FieldSpec {
         FieldSpec {

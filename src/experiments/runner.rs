@@ -141,12 +141,10 @@ fn comparison_sampler(task: &Task) -> Result<Box<dyn Sampler>> {
     else {
         return Err(Error::invalid("task", task.id(), "not a comparison task"));
     };
-    let mut s = tuned(task.experiment, algorithm)?;
+    let delta = 0.1 / task.n as f64;
+    let mut s = tuned(task.experiment, algorithm)?.for_budget(task.n, epsilon, delta)?;
     let r = s.run_settings_mut();
-    r.budget = Budget::Privacy {
-        epsilon,
-        delta: 0.1 / task.n as f64,
-    };
+    r.budget = Budget::Privacy { epsilon, delta };
     r.per_chain_budget = true;
     r.chains = 1;
     Ok(s)

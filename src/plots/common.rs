@@ -13,10 +13,11 @@ use polars::prelude::{DataFrame, DataType};
 use crate::{Error, Result};
 
 /// matplotlib's `tab10` (seaborn's default), the colours of the thesis figures: blue, orange,
-/// green, red, …
-pub const PALETTE: [&str; 10] = [
+/// green, red, …; then two of `tab20b` (navy, gold) so that the samplers after the tenth (the
+/// field's DP-SGNHT and DP-Fast MH) do not repeat the thesis samplers' colours.
+pub const PALETTE: [&str; 12] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf",
+    "#bcbd22", "#17becf", "#393b79", "#e7ba52",
 ];
 
 /// The `i`-th colour of [`PALETTE`], cycling.

@@ -286,7 +286,7 @@ pub fn figure_6_4(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {
     )
 }
 
-/// The field grid's figure: MMD boxes of the field's samplers (DP-SGLD, DP-SGNHT) beside the
+/// The field grid's figure: MMD boxes of the field's samplers (DP-SGLD, DP-SGNHT, DP-Fast MH) beside the
 /// thesis' samplers at the same ε, on the seven experiments with a reference posterior (the
 /// circle: [`figure_6_7`] on the same rows).
 pub fn figure_field(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {

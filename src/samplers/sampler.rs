@@ -206,6 +206,17 @@ pub trait Sampler: fmt::Debug + Send + Sync {
         Err(untuned(self.key(), experiment))
     }
 
+    /// These settings adapted to a per-chain privacy budget `(epsilon, delta)` on `n` rows, from
+    /// public information only; the grids call it after [`tuned_for`](Self::tuned_for).
+    /// Default: unchanged (the thesis' samplers take their tuned noise as it is and the budget
+    /// sets their iterations).
+    ///
+    /// # Errors
+    /// An invalid budget.
+    fn for_budget(&self, _n: usize, _epsilon: f64, _delta: f64) -> Result<Box<dyn Sampler>> {
+        Ok(self.clone_box())
+    }
+
     /// The sampler with every setting derived from public inputs, for an `auto` run, and what
     /// was derived.
     ///

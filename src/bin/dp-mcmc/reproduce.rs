@@ -32,8 +32,8 @@ pub enum Part {
     Clipping,
     /// Figures 6.3–6.8: the algorithm comparison.
     Comparison,
-    /// The field's samplers (DP-SGLD, DP-SGNHT) on the comparison's experiments at ε ∈ {1, 2,
-    /// 4, 6}, beside the thesis' boxes of `comparison.csv` (not part of `all`).
+    /// The field's samplers (DP-SGLD, DP-SGNHT, DP-Fast MH) on the comparison's experiments at
+    /// ε ∈ {1, 2, 4, 6}, beside the thesis' boxes of `comparison.csv` (not part of `all`).
     Field,
     /// Everything, in the order accounting, comparison, clipping.
     All,

@@ -245,8 +245,8 @@ pub const PUBLIC_NOISE_MULTIPLIER: f64 = 1.25;
 
 /// The noise multiplier an `auto` run takes: the smallest σ in [1.25, 400] whose charge, by the
 /// central limit approximation of a Poisson-subsampled Gaussian composition (Bu, Dong, Long &
-/// Su 2020: `μ ≈ q·√(k·(e^{(2/σ)²} − 1))` for the substitute pair, whose components are `2/σ`
-/// apart), fits `mu` over `k` steps with batches of `λ(σ) + l` of `n` rows; the expected batch
+/// Su 2020: `μ_G ≈ q·√(k·(e^{(2/σ)²} − 1))` for the substitute pair, whose components are `2/σ`
+/// apart), fits the Gaussian-DP budget `mu` (`μ_G = √(2μ)` of a PLD `μ`) over `k` steps with batches of `λ(σ) + l` of `n` rows; the expected batch
 /// is kept below `n/2`. Algorithm 2 then gives the certified count (capped at `k`): the
 /// approximation only picks σ.
 pub(crate) fn auto_noise_multiplier(mu: f64, k: f64, n: f64, l: f64) -> f64 {
@@ -273,6 +273,10 @@ pub(crate) fn auto_noise_multiplier(mu: f64, k: f64, n: f64, l: f64) -> f64 {
     hi
 }
 
+/// Noise multiplier of the budgeted grid settings ([`Sampler::for_budget`]): the batch is
+/// about `16.5·L` (λ ≈ 15.5·L keeps the test's noise near 1 on the log scale).
+pub const BUDGET_NOISE_MULTIPLIER: f64 = 8.0;
+
 /// Target iterations of an `auto` DP-Fast MH run.
 pub const AUTO_ITERATIONS: usize = 4000;
 
@@ -295,6 +299,39 @@ impl Sampler for DpFastMh {
                  batches are evaluated by no other accountant of the crate",
             )),
         }
+    }
+
+    /// The settings for a per-chain budget: σ = [`BUDGET_NOISE_MULTIPLIER`] with λ and K from
+    /// [`public_batch`], and the proposal shrunk (never enlarged) until [`AUTO_ITERATIONS`]
+    /// steps fit the budget by the central-limit approximation of [`auto_noise_multiplier`]:
+    /// the charge of a step is set by `L/n = T·c·‖θ'−θ‖` whatever σ, so the step length is
+    /// what a budget buys. Algorithm 2 then gives the certified count, capped at the target.
+    fn for_budget(&self, n: usize, epsilon: f64, delta: f64) -> Result<Box<dyn Sampler>> {
+        let mu_g = (2.0 * crate::auto::gaussian_budget(epsilon, delta)?).sqrt();
+        // the mean total bound these settings were made for
+        let l0 = self.lambda * (0.5 / self.noise_multiplier).exp_m1();
+        let k = self.max_iterations.unwrap_or(AUTO_ITERATIONS);
+        let sigma = BUDGET_NOISE_MULTIPLIER;
+        let charge_per_l = |l: f64| {
+            let (lambda, _) = public_batch(sigma, l);
+            (lambda + l) / n as f64 * (k as f64 * (4.0 / (sigma * sigma)).exp_m1()).sqrt()
+        };
+        // the charge is linear in L (λ ∝ L): solve directly
+        let l = l0.min(mu_g / charge_per_l(1.0)).max(1e-12);
+        let shrink = l / l0;
+        let (lambda, cap) = public_batch(sigma, l);
+        let sd = match &self.proposal_sd {
+            StepSize::Scalar(s) => StepSize::Scalar(s * shrink),
+            StepSize::PerCoordinate(v) => StepSize::PerCoordinate(v.iter().map(|s| s * shrink).collect()),
+        };
+        Ok(Box::new(
+            self.clone()
+                .noise_multiplier(sigma)
+                .lambda(lambda)
+                .batch_cap(cap.min(50.0 * n as f64))
+                .proposal_sd(sd)
+                .max_iterations(k),
+        ))
     }
 
     /// Public settings for a Table 5.1 experiment: the thesis' DP penalty (full update) clip
@@ -328,7 +365,7 @@ impl Sampler for DpFastMh {
         let l = p.n as f64 * c * mean_step(step, p.d);
         let k = p.target_iterations.unwrap_or(AUTO_ITERATIONS);
         let steps = (k * p.copies.max(1)) as f64;
-        let sigma = auto_noise_multiplier(p.mu_chains, steps, p.n as f64, l);
+        let sigma = auto_noise_multiplier((2.0 * p.mu_chains).sqrt(), steps, p.n as f64, l);
         let (lambda, cap) = public_batch(sigma, l);
         let s = DpFastMh::builder()
             .noise_multiplier(sigma)
