@@ -42,7 +42,7 @@ use budget_queries::MaxIterations;
 use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::vcorr::vcorr;
 use dp_mcmc::samplers::{
-    ClipDistance, DpBarker, DpHmc, DpPenalty, DpSgld, DpSgnht, Kernel, MinibatchPenalty,
+    ClipDistance, DpBarker, DpFastMh, DpHmc, DpPenalty, DpSgld, DpSgnht, Kernel, MinibatchPenalty,
     PrivacySpent, ProposalKind, StepInfo,
 };
 use statrs::distribution::{ChiSquared, ContinuousCDF, Normal};
@@ -647,6 +647,84 @@ fn stochastic_gradient_noise_is_the_poisson_accountants() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// DP-Fast MH.
+
+/// DP-Fast MH. Accountant assumption (`PrivacyEvent::poisson_multiplicity`, docs/ACCOUNTING.md
+/// "DP-Fast MH"): a row appears `Poisson(μ)` times, `μ = (λ + L)/n ≤ K/n`, `L = nTcM`; each
+/// appearance moves TunaMH's log ratio by at most `2a`, `a = ln(1 + L/λ)`; the noise is
+/// `N(0, (σ·2a)²)`. (a) On an all-`±B` D against D' with row 0 flipped (the same stream, so the
+/// same proposal, draws and coins), the released statistic moves by a whole number of `a`
+/// (an appearance kept on both sides moves it by `2a`, kept on D' only by `a`), at most `2a`
+/// per appearance; every step that reads rows has `μ < K/n`; the fraction of steps that move
+/// is the Poisson chance `1 − e^{−μ}` that row 0 is drawn (z-test on the sum of the per-step
+/// probabilities, n = 40: the fraction is large enough to test). (b) With every ratio 0 the
+/// statistic is exactly 0 (`u = ½`: each kept draw adds `ln 1`), and the noise standardised by
+/// the charged `σ·2a` is N(0, 1) at T = 1 and 0.5.
+#[test]
+fn dp_fast_mh_noise_and_multiplicity_are_the_charges() {
+    let (n, c, lambda, cap, sigma) = (40, 1.0, 2.0, 30.0, 1.7);
+    for t in [1.0, 0.5] {
+        let what = format!("DP-Fast MH, T = {t}");
+        let s = DpFastMh::builder()
+            .noise_multiplier(sigma)
+            .clip_bound(c)
+            .lambda(lambda)
+            .batch_cap(cap)
+            .proposal_sd(0.3);
+        let d = Rows::ratios(n, 0, 1, t);
+        let d2 = d.flip_ratio(0);
+        let k = s.kernel(&d).unwrap();
+        let a_of = |m: f64| (n as f64 * t * c * m / lambda).ln_1p();
+        let (mut moved, mut expected, mut var, mut read) = (0usize, 0.0, 0.0, 0usize);
+        for trial in 0..DRAWS {
+            let (i1, i2, step) = pair(&k, &d, &d2, &[0.0], trial);
+            if step.is_empty() || !i1.log_alpha.is_finite() {
+                continue; // beyond the cap: no row read
+            }
+            read += 1;
+            let m = step[0].abs();
+            let mu = (lambda + n as f64 * t * c * m) / n as f64;
+            assert!(mu < cap / n as f64, "{what}: μ = {mu} above the charge's");
+            let a = a_of(m);
+            // the sign of the ratios follows the step's direction
+            let units = ((i1.log_alpha - i2.log_alpha) / a).abs();
+            assert!(
+                (units - units.round()).abs() < 1e-6,
+                "{what}: moved by {units} a"
+            );
+            let p = -(-mu).exp_m1();
+            expected += p;
+            var += p * (1.0 - p);
+            moved += usize::from(units.round() > 0.0);
+        }
+        assert!(read > DRAWS / 2, "{what}: {read} steps read rows");
+        let z = (moved as f64 - expected) / var.sqrt();
+        assert!(
+            z.abs() < z_crit(),
+            "{what}: {moved} steps moved, {expected:.1} expected"
+        );
+
+        let zero = Rows::new(vec![0.0; n], vec![0.0; n], 1, t);
+        let k = s.kernel(&zero).unwrap();
+        let mut zs = Vec::with_capacity(DRAWS);
+        for trial in 0..DRAWS {
+            let mut rng = chain_rng(SEED, trial as u64);
+            let mut st = k.init(&zero, &[0.0], &mut rng).unwrap();
+            *zero.last_step.lock().unwrap() = Vec::new();
+            let info = k.step(&zero, &mut st, &mut rng);
+            let step = zero.last_step();
+            if step.is_empty() || !info.log_alpha.is_finite() {
+                continue;
+            }
+            let sd = sigma * 2.0 * a_of(step[0].abs());
+            zs.push((info.log_alpha + 0.5 * sd * sd) / sd);
+        }
+        assert!(zs.len() > DRAWS / 2);
+        assert_unit_normal(&zs, &what);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // DP Barker.
 
 /// Mean and variance of `x` against the noise `N(0, g) + V_corr`: z-tests at α with the
@@ -880,7 +958,9 @@ fn dp_hmc_ratio_noise_is_the_accountants() {
 /// pass) the run made. DP HMC: k(L+1) gradient releases per chain fresh, kL + 1 with re-use
 /// (the `+1` made by `init`), as Algorithm 2's count (`MaxIterations::dp_hmc` params) assumes.
 /// Exact counts; ε to 1e-9 (the same accountant evaluated twice). The subsampled kernels run
-/// on n = 1000 rows (q = 0.02), where the Fourier accountant can evaluate ε.
+/// on n = 1000 rows (q = 0.02), where the Fourier accountant can evaluate ε. The field's
+/// samplers: one release per iteration (DP-SGLD/SGNHT at the Poisson rate, DP-Fast MH at the
+/// cap's multiplicity K/n).
 #[test]
 fn releases_per_run_are_what_the_accountant_charges() {
     let (n, n_sub, batch, k, chains, l) = (40, 1000, 20, 30, 2, 4);
@@ -1097,4 +1177,37 @@ fn releases_per_run_are_what_the_accountant_charges() {
             }
         }
     }
+    // DP-Fast MH: one release per iteration, each charged at the cap's multiplicity K/n (the
+    // ratios it reads are counted by the model: a Poisson number per step, none beyond the cap)
+    let m = rows(n_sub);
+    let (sigma, cap) = (3.0, 40.0);
+    let run = DpFastMh::builder()
+        .noise_multiplier(sigma)
+        .lambda(10.0)
+        .batch_cap(cap)
+        .proposal_sd(0.01)
+        .iterations(k)
+        .chains(chains)
+        .progress(false)
+        .start(vec![0.0])
+        .run(&m)
+        .unwrap();
+    let steps: u64 = run.chains.iter().map(|c| c.totals().steps).sum();
+    assert_eq!(
+        steps,
+        (chains * k) as u64,
+        "DP-Fast MH: one release per iteration"
+    );
+    let read = m.ratio_rows.load(Ordering::Relaxed) as f64 / steps as f64;
+    assert!(read > 0.0 && read < cap, "DP-Fast MH: {read} rows per step");
+    let ev = PrivacyEvent::gaussian(sigma)
+        .poisson_multiplicity(cap / n_sub as f64)
+        .repeat(steps);
+    let spent = run.privacy.unwrap();
+    assert_charged(
+        &spent,
+        CertifiedPld::new().upper_only(true),
+        ev,
+        "DP-Fast MH",
+    );
 }
