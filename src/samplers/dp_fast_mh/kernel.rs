@@ -103,13 +103,13 @@ impl DpFastMhKernel {
     }
 }
 
-/// The settings' checks (σ, c, λ > 0; `K > λ`; proposal sds > 0).
+/// The settings' checks (σ, c, λ > 0; `K > λ`; the proposal sds are checked where they are
+/// resolved, `StepSize::resolve`).
 pub(crate) fn check_fast_mh(
     noise_multiplier: f64,
     clip_bound: f64,
     lambda: f64,
     batch_cap: f64,
-    proposal_sd: &[f64],
 ) -> Result<()> {
     check::positive("noise_multiplier", noise_multiplier)?;
     check::positive("clip_bound", clip_bound)?;
@@ -121,9 +121,6 @@ pub(crate) fn check_fast_mh(
             batch_cap,
             format!("must exceed lambda ({lambda}): the expected batch is λ + L"),
         ));
-    }
-    for &s in proposal_sd {
-        check::positive("proposal_sd", s)?;
     }
     Ok(())
 }

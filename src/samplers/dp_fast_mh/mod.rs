@@ -139,7 +139,6 @@ impl DpFastMh {
             self.clip_bound,
             self.lambda,
             self.batch_cap,
-            &[],
         )?;
         let mean = self.batch_cap / n.max(1) as f64;
         if mean > 50.0 {
@@ -171,14 +170,8 @@ impl DpFastMh {
 
     /// The validated kernel for `model`.
     pub fn kernel<M: Model + ?Sized>(&self, model: &M) -> Result<DpFastMhKernel> {
+        // validates the proposal sds, then the other settings and the cap
         let sd = self.proposal_sd.resolve("proposal_sd", model.dim())?;
-        check_fast_mh(
-            self.noise_multiplier,
-            self.clip_bound,
-            self.lambda,
-            self.batch_cap,
-            &sd,
-        )?;
         self.charged_multiplicity(model.n_rows() as u64)?;
         Ok(DpFastMhKernel {
             noise_multiplier: self.noise_multiplier,
@@ -243,18 +236,23 @@ pub(crate) fn public_batch(sigma: f64, l: f64) -> (f64, f64) {
 /// Noise multiplier of the Table 5.1 settings (`tuned_for`): `λ ≈ 2L`.
 pub const PUBLIC_NOISE_MULTIPLIER: f64 = 1.25;
 
-/// The noise multiplier an `auto` run takes: the smallest σ in [1.25, 400] whose charge, by the
-/// central limit approximation of a Poisson-subsampled Gaussian composition (Bu, Dong, Long &
-/// Su 2020: `μ_G ≈ q·√(k·(e^{(2/σ)²} − 1))` for the substitute pair, whose components are `2/σ`
-/// apart), fits the Gaussian-DP budget `mu` (`μ_G = √(2μ)` of a PLD `μ`) over `k` steps with batches of `λ(σ) + l` of `n` rows; the expected batch
-/// is kept below `n/2`. Algorithm 2 then gives the certified count (capped at `k`): the
-/// approximation only picks σ.
+/// The Gaussian-DP `μ_G` of `k` steps at noise multiplier `sigma` with batches of
+/// `λ(σ) + l` of `n` rows ([`public_batch`]), by the central limit approximation of a
+/// Poisson-subsampled Gaussian composition (Bu, Dong, Long & Su 2020:
+/// `μ_G ≈ q·√(k·(e^{(2/σ)²} − 1))` for the substitute pair, whose components are `2/σ` apart).
+/// Only used to pick settings: Algorithm 2 gives the certified count.
+fn clt_charge(sigma: f64, l: f64, n: f64, k: f64) -> f64 {
+    let (lambda, _) = public_batch(sigma, l);
+    let q = ((lambda + l) / n).min(1.0);
+    q * (k * (4.0 / (sigma * sigma)).exp_m1()).sqrt()
+}
+
+/// The noise multiplier an `auto` run takes: the smallest σ in [1.25, 400] whose
+/// [`clt_charge`] over `k` steps fits the Gaussian-DP budget `mu` (`μ_G = √(2μ)` of a PLD
+/// `μ`), the expected batch kept below `n/2`. Algorithm 2 then gives the certified count
+/// (capped at `k`).
 pub(crate) fn auto_noise_multiplier(mu: f64, k: f64, n: f64, l: f64) -> f64 {
-    let charge = |sigma: f64| {
-        let (lambda, _) = public_batch(sigma, l);
-        let q = ((lambda + l) / n).min(1.0);
-        q * (k * (4.0 / (sigma * sigma)).exp_m1()).sqrt()
-    };
+    let charge = |sigma: f64| clt_charge(sigma, l, n, k);
     let fits = |sigma: f64| public_batch(sigma, l).1 <= 0.5 * n;
     let (mut lo, mut hi) = (PUBLIC_NOISE_MULTIPLIER, 400.0);
     if charge(lo) <= mu || !fits(lo) {
@@ -312,12 +310,9 @@ impl Sampler for DpFastMh {
         let l0 = self.lambda * (0.5 / self.noise_multiplier).exp_m1();
         let k = self.max_iterations.unwrap_or(AUTO_ITERATIONS);
         let sigma = BUDGET_NOISE_MULTIPLIER;
-        let charge_per_l = |l: f64| {
-            let (lambda, _) = public_batch(sigma, l);
-            (lambda + l) / n as f64 * (k as f64 * (4.0 / (sigma * sigma)).exp_m1()).sqrt()
-        };
-        // the charge is linear in L (λ ∝ L): solve directly
-        let l = l0.min(mu_g / charge_per_l(1.0)).max(1e-12);
+        // the charge is linear in L (λ ∝ L, for L ≥ 1): solve directly
+        let per_unit = clt_charge(sigma, 1.0, n as f64, k as f64);
+        let l = l0.min(mu_g / per_unit).max(1e-12);
         let shrink = l / l0;
         let (lambda, cap) = public_batch(sigma, l);
         let sd = match &self.proposal_sd {

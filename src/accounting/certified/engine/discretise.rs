@@ -153,3 +153,18 @@ pub(crate) fn discretise(loss: Loss, h: f64, tail: f64, max_len: usize) -> Optio
         bias_mean: bias_mean * (1.0 + 1e-12),
     })
 }
+
+#[cfg(test)]
+impl Discretised {
+    /// `δ(ε)` of the pessimistic PMF (with its mass at +∞), for tests.
+    pub(crate) fn pess_delta(&self, eps: f64) -> f64 {
+        let mut s = self.pess_inf;
+        for (i, &p) in self.pess.iter().enumerate() {
+            let l = (self.start + i as i64) as f64 * self.h;
+            if l > eps {
+                s += p * (1.0 - (eps - l).exp());
+            }
+        }
+        s
+    }
+}

@@ -76,18 +76,6 @@ mod tests {
     use super::*;
     use crate::accounting::pld_delta;
 
-    /// `δ̂(ε)` of a PMF on the lattice (with its mass at +∞).
-    fn delta_of(d: &Discretised, eps: f64) -> f64 {
-        let mut s = d.pess_inf;
-        for (i, &p) in d.pess.iter().enumerate() {
-            let l = (d.start + i as i64) as f64 * d.h;
-            if l > eps {
-                s += p * (1.0 - (eps - l).exp());
-            }
-        }
-        s
-    }
-
     #[test]
     fn gaussian_profile_round_trip() {
         // the Gaussian mechanism's profile (symmetric): the PMF has total mass 1, Q-mass ≤ 1,
@@ -107,18 +95,18 @@ mod tests {
         assert!(q <= 1.0 + 1e-12, "{q}");
         for k in [0usize, 1, 7, 100, 300, 599] {
             let e = k as f64 * h;
-            let got = delta_of(&d, e);
+            let got = d.pess_delta(e);
             assert!(
                 (got - profile(e)).abs() <= 1e-12 * (1.0 + 1e3 * profile(e)),
                 "node {e}"
             );
             let mid = e + 0.5 * h;
-            assert!(delta_of(&d, mid) >= profile(mid), "between nodes at {mid}");
+            assert!(d.pess_delta(mid) >= profile(mid), "between nodes at {mid}");
         }
         // negative ε: the symmetric identity, and domination there too
         for e in [-0.005f64, -0.3, -2.0] {
             let want = 1.0 - e.exp() + e.exp() * profile(-e);
-            assert!(delta_of(&d, e) >= want * (1.0 - 1e-12), "ε = {e}");
+            assert!(d.pess_delta(e) >= want * (1.0 - 1e-12), "ε = {e}");
         }
         // over budget
         assert!(discretise_profile(profile, 6.0, h, 1000).is_none());
