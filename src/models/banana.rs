@@ -408,12 +408,12 @@ impl<T: Element> Model for BananaModel<T> {
             self.dim(),
         )?;
         let end = start + len;
-        for ((i, &t), col) in self.tau.iter().enumerate().zip(out.chunks_exact_mut(len)) {
-            let mu = self.mean_i(theta, i);
-            for (g, &x) in col.iter_mut().zip(&self.data.col(i)[start..end]) {
-                *g = t * (x.to_f64() - mu);
-            }
-        }
+        let terms = self
+            .tau
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| (t, self.mean_i(theta, i), &self.data.col(i)[start..end]));
+        super::linear::centred_cols(out, len, terms);
         let du2 = self.du2(theta);
         if du2 != 0.0 {
             let (c0, rest) = out.split_at_mut(len);

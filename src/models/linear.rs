@@ -64,6 +64,84 @@ pub(crate) fn rows<'a, T: Element>(
     }
 }
 
+/// `out_i[k] = t_i · (x_i[k] − μ_i)` for every column `i` (`out` column-major, `len` rows per
+/// column; `terms` yields `(t_i, μ_i, x_i)` with `x_i` the column's `len` values): the
+/// per-row gradients of a diagonal Gaussian likelihood.
+///
+/// Four columns are written in one sweep over the rows, so four data streams are in flight at
+/// once (one column at a time leaves the memory system one stream to prefetch: a pass over
+/// 10 columns takes a quarter longer); each value is computed exactly as one sweep per column
+/// computes it.
+pub(crate) fn centred_cols<'a, T: Element>(
+    out: &mut [f64],
+    len: usize,
+    terms: impl Iterator<Item = (f64, f64, &'a [T])>,
+) {
+    let mut cols = out.chunks_exact_mut(len);
+    let mut terms = terms.fuse(); // after the first `None`, every `next` is `None`
+    let mut next_col = || cols.next().expect("one output column per term");
+    loop {
+        let Some((a0, m0, x0)) = terms.next() else {
+            return;
+        };
+        match (terms.next(), terms.next(), terms.next()) {
+            (Some((a1, m1, x1)), Some((a2, m2, x2)), Some((a3, m3, x3))) => {
+                let (o0, o1, o2, o3) = (next_col(), next_col(), next_col(), next_col());
+                let rows = o0
+                    .iter_mut()
+                    .zip(o1.iter_mut())
+                    .zip(o2.iter_mut())
+                    .zip(o3.iter_mut())
+                    .zip(
+                        x0[..len]
+                            .iter()
+                            .zip(&x1[..len])
+                            .zip(&x2[..len])
+                            .zip(&x3[..len]),
+                    );
+                for ((((g0, g1), g2), g3), (((&y0, &y1), &y2), &y3)) in rows {
+                    *g0 = a0 * (y0.to_f64() - m0);
+                    *g1 = a1 * (y1.to_f64() - m1);
+                    *g2 = a2 * (y2.to_f64() - m2);
+                    *g3 = a3 * (y3.to_f64() - m3);
+                }
+            }
+            (Some((a1, m1, x1)), Some((a2, m2, x2)), None) => {
+                let (o0, o1, o2) = (next_col(), next_col(), next_col());
+                let rows = o0
+                    .iter_mut()
+                    .zip(o1.iter_mut())
+                    .zip(o2.iter_mut())
+                    .zip(x0[..len].iter().zip(&x1[..len]).zip(&x2[..len]));
+                for (((g0, g1), g2), ((&y0, &y1), &y2)) in rows {
+                    *g0 = a0 * (y0.to_f64() - m0);
+                    *g1 = a1 * (y1.to_f64() - m1);
+                    *g2 = a2 * (y2.to_f64() - m2);
+                }
+                return;
+            }
+            (Some((a1, m1, x1)), None, _) => {
+                let (o0, o1) = (next_col(), next_col());
+                let rows = o0
+                    .iter_mut()
+                    .zip(o1.iter_mut())
+                    .zip(x0[..len].iter().zip(&x1[..len]));
+                for ((g0, g1), (&y0, &y1)) in rows {
+                    *g0 = a0 * (y0.to_f64() - m0);
+                    *g1 = a1 * (y1.to_f64() - m1);
+                }
+                return;
+            }
+            _ => {
+                for (g, &y) in next_col().iter_mut().zip(&x0[..len]) {
+                    *g = a0 * (y.to_f64() - m0);
+                }
+                return;
+            }
+        }
+    }
+}
+
 /// `out[k] = constant + Σ_(w, col) w · col[rows[k]]` (full columns, gathered at `rows`).
 pub(crate) fn indexed<'a, T: Element>(
     out: &mut [f64],
@@ -82,6 +160,69 @@ pub(crate) fn indexed<'a, T: Element>(
                     *o += w * col[j].to_f64();
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Columns written four (three, two) at a time are the same bits as one column at a time,
+    /// for every column count and for `f64` and `f32` data.
+    #[test]
+    fn centred_columns_match_one_column_at_a_time() {
+        let len = 37;
+        for d in 1..=10 {
+            let data: Vec<Vec<f64>> = (0..d)
+                .map(|i| {
+                    (0..len)
+                        .map(|k| ((i * len + k) as f64 * 0.37).sin() * 3.0)
+                        .collect()
+                })
+                .collect();
+            let coef: Vec<(f64, f64)> = (0..d)
+                .map(|i| (1.0 + i as f64 / 3.0, 0.1 * i as f64))
+                .collect();
+            let want: Vec<f64> = (0..d)
+                .flat_map(|i| data[i].iter().copied())
+                .enumerate()
+                .map(|(j, x)| {
+                    let (t, m) = coef[j / len];
+                    t * (x - m)
+                })
+                .collect();
+            let mut got = vec![f64::NAN; d * len];
+            let terms = coef
+                .iter()
+                .zip(&data)
+                .map(|(&(t, m), x)| (t, m, x.as_slice()));
+            centred_cols(&mut got, len, terms);
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "d = {d}"
+            );
+            let narrow: Vec<Vec<f32>> = data
+                .iter()
+                .map(|c| c.iter().map(|&x| x as f32).collect())
+                .collect();
+            let terms = coef
+                .iter()
+                .zip(&narrow)
+                .map(|(&(t, m), x)| (t, m, x.as_slice()));
+            centred_cols(&mut got, len, terms);
+            let want32 = (0..d * len).map(|j| {
+                let (t, m) = coef[j / len];
+                t * (f64::from(narrow[j / len][j % len]) - m)
+            });
+            assert!(
+                got.iter()
+                    .zip(want32)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "f32, d = {d}"
+            );
         }
     }
 }

@@ -176,12 +176,7 @@ pub(super) fn clip_sum_columns(
         add_column_dots(out, cols, len, None);
         return 0;
     }
-    scale.fill(0.0);
-    for col in cols.chunks_exact(len) {
-        for (s, &g) in scale.iter_mut().zip(col) {
-            *s += g * g;
-        }
-    }
+    squared_norms(cols, len, scale);
     let b2 = bound * bound;
     let mut clipped = 0u64;
     let mut nonfinite = 0u64;
@@ -198,6 +193,30 @@ pub(super) fn clip_sum_columns(
     }
     add_column_dots(out, cols, len, Some(scale));
     clipped as usize
+}
+
+/// `scale[k] = Σ_i g_ik²` of the column-major `cols` (`len` rows), summed over the columns in
+/// order `((0 + g₀²) + g₁²) + …`. Four columns are added per sweep over `scale`: the same
+/// additions in the same order as one sweep per column, with a quarter of its loads and
+/// stores of `scale`.
+fn squared_norms(cols: &[f64], len: usize, scale: &mut [f64]) {
+    let scale = &mut scale[..len];
+    scale.fill(0.0);
+    let mut groups = cols.chunks_exact(4 * len);
+    for g in &mut groups {
+        let (c0, rest) = g.split_at(len);
+        let (c1, rest) = rest.split_at(len);
+        let (c2, c3) = rest.split_at(len);
+        let rows = scale.iter_mut().zip(c0.iter().zip(c1).zip(c2).zip(c3));
+        for (s, (((&g0, &g1), &g2), &g3)) in rows {
+            *s = *s + g0 * g0 + g1 * g1 + g2 * g2 + g3 * g3;
+        }
+    }
+    for col in groups.remainder().chunks_exact(len) {
+        for (s, &g) in scale.iter_mut().zip(col) {
+            *s += g * g;
+        }
+    }
 }
 
 /// The rare rows of a chunk whose squared gradient norm is not finite (checked after the fast
@@ -241,78 +260,45 @@ pub(super) fn fix_nonfinite_rows(
     clipped
 }
 
-/// `Σ_k w_k x_k` (or `Σ_k x_k` without weights) with four independent lanes, so the compiler
-/// vectorises it; the order of additions is fixed, so results are reproducible.
+/// `Σ_k w_k x_k` (or `Σ_k x_k` without weights) of `C` columns at once, each with four
+/// independent lanes (row `k` of a whole group of four to lane `k mod 4`, the last `len mod 4`
+/// rows to lane 0, the lanes folded `(a₀ + a₁) + (a₂ + a₃)`), so the compiler vectorises the
+/// sums and the order of additions is fixed: results are reproducible, and the same bits for
+/// every `C`. The `C` independent chains keep the floating-point adders busy where one chain
+/// waits on each addition.
 #[inline(always)]
-fn lane_dot(w: Option<&[f64]>, x: &[f64]) -> f64 {
+fn lane_dots<const C: usize>(w: Option<&[f64]>, x: [&[f64]; C]) -> [f64; C] {
     const L: usize = 4;
-    let mut acc = [0.0; L];
-    let mut xs = x.chunks_exact(L);
+    let mut acc = [[0.0; L]; C];
+    let len = x.first().map_or(0, |c| c.len());
+    let full = len - len % L;
     match w {
         Some(w) => {
-            let mut ws = w.chunks_exact(L);
-            for (a, b) in (&mut ws).zip(&mut xs) {
-                for k in 0..L {
-                    acc[k] += a[k] * b[k];
-                }
-            }
-            for (a, b) in ws.remainder().iter().zip(xs.remainder()) {
-                acc[0] += a * b;
-            }
-        }
-        None => {
-            for b in &mut xs {
-                for k in 0..L {
-                    acc[k] += b[k];
-                }
-            }
-            for b in xs.remainder() {
-                acc[0] += b;
-            }
-        }
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3])
-}
-
-/// [`lane_dot`] of four columns at once: each column's sum is formed exactly as `lane_dot`
-/// forms it (the same four lanes, the same order), so the results are the same bits; the
-/// four independent chains keep the floating-point adders busy where one chain waits on
-/// each addition.
-fn lane_dot4(w: Option<&[f64]>, x: [&[f64]; 4]) -> [f64; 4] {
-    const L: usize = 4;
-    let mut acc = [[0.0; L]; 4];
-    let [x0, x1, x2, x3] = x;
-    let chunks = x0
-        .chunks_exact(L)
-        .zip(x1.chunks_exact(L))
-        .zip(x2.chunks_exact(L))
-        .zip(x3.chunks_exact(L));
-    let full = x0.len() - x0.len() % L;
-    match w {
-        Some(w) => {
-            for (j, (((c0, c1), c2), c3)) in chunks.enumerate() {
-                let wc = &w[j * L..j * L + L];
-                for (a, c) in acc.iter_mut().zip([c0, c1, c2, c3]) {
+            for j in (0..full).step_by(L) {
+                let wc = &w[j..j + L];
+                for (a, c) in acc.iter_mut().zip(x) {
+                    let c = &c[j..j + L];
                     for k in 0..L {
                         a[k] += wc[k] * c[k];
                     }
                 }
             }
-            for i in full..x0.len() {
+            for i in full..len {
                 for (a, c) in acc.iter_mut().zip(x) {
                     a[0] += w[i] * c[i];
                 }
             }
         }
         None => {
-            for (((c0, c1), c2), c3) in chunks {
-                for (a, c) in acc.iter_mut().zip([c0, c1, c2, c3]) {
+            for j in (0..full).step_by(L) {
+                for (a, c) in acc.iter_mut().zip(x) {
+                    let c = &c[j..j + L];
                     for k in 0..L {
                         a[k] += c[k];
                     }
                 }
             }
-            for i in full..x0.len() {
+            for i in full..len {
                 for (a, c) in acc.iter_mut().zip(x) {
                     a[0] += c[i];
                 }
@@ -322,8 +308,9 @@ fn lane_dot4(w: Option<&[f64]>, x: [&[f64]; 4]) -> [f64; 4] {
     acc.map(|a| (a[0] + a[1]) + (a[2] + a[3]))
 }
 
-/// `out[i] += lane_dot(w, column i)` for every column of the column-major `cols` (`len` rows
-/// each), four columns at a time: the same bits as one column at a time.
+/// `out[i] += Σ_k w_k cols[i·len + k]` (see [`lane_dots`]) for every column of the
+/// column-major `cols` (`len` rows each), four columns at a time: the same bits as one column
+/// at a time.
 fn add_column_dots(out: &mut [f64], cols: &[f64], len: usize, w: Option<&[f64]>) {
     if len == 0 {
         return;
@@ -334,19 +321,60 @@ fn add_column_dots(out: &mut [f64], cols: &[f64], len: usize, w: Option<&[f64]>)
         let (c0, rest) = g.split_at(len);
         let (c1, rest) = rest.split_at(len);
         let (c2, c3) = rest.split_at(len);
-        for (x, v) in o.iter_mut().zip(lane_dot4(w, [c0, c1, c2, c3])) {
+        for (x, v) in o.iter_mut().zip(lane_dots(w, [c0, c1, c2, c3])) {
             *x += v;
         }
     }
+    // The last one to three columns, also side by side.
     let rest = groups.remainder();
-    for (x, col) in outs.into_remainder().iter_mut().zip(rest.chunks_exact(len)) {
-        *x += lane_dot(w, col);
+    let o = outs.into_remainder();
+    let sums: &[f64] = match rest.len() / len {
+        0 => &[],
+        1 => &lane_dots(w, [rest]),
+        2 => &lane_dots(w, [&rest[..len], &rest[len..]]),
+        _ => &lane_dots(w, [&rest[..len], &rest[len..2 * len], &rest[2 * len..]]),
+    };
+    for (x, v) in o.iter_mut().zip(sums) {
+        *x += v;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Σ_k w_k x_k` (or `Σ_k x_k` without weights) with four independent lanes, so the compiler
+    /// vectorises it; the order of additions is fixed, so results are reproducible.
+    #[inline(always)]
+    fn lane_dot(w: Option<&[f64]>, x: &[f64]) -> f64 {
+        const L: usize = 4;
+        let mut acc = [0.0; L];
+        let mut xs = x.chunks_exact(L);
+        match w {
+            Some(w) => {
+                let mut ws = w.chunks_exact(L);
+                for (a, b) in (&mut ws).zip(&mut xs) {
+                    for k in 0..L {
+                        acc[k] += a[k] * b[k];
+                    }
+                }
+                for (a, b) in ws.remainder().iter().zip(xs.remainder()) {
+                    acc[0] += a * b;
+                }
+            }
+            None => {
+                for b in &mut xs {
+                    for k in 0..L {
+                        acc[k] += b[k];
+                    }
+                }
+                for b in xs.remainder() {
+                    acc[0] += b;
+                }
+            }
+        }
+        (acc[0] + acc[1]) + (acc[2] + acc[3])
+    }
 
     /// Four columns at a time give the same bits as one column at a time, for every column
     /// count (groups of four and a remainder) and row count (lanes of four and a remainder).
@@ -373,6 +401,31 @@ mod tests {
                     assert!(same, "d = {d}, len = {len}: {got:?} vs {want:?}");
                 }
             }
+        }
+    }
+
+    /// Squared norms four columns per sweep are the same bits as one sweep per column.
+    #[test]
+    fn squared_norms_match_one_column_at_a_time() {
+        let len = 13;
+        for d in 1..=9 {
+            let cols: Vec<f64> = (0..d * len)
+                .map(|i| (i as f64 * 0.77).sin() * 1e3)
+                .collect();
+            let mut want = vec![0.0; len];
+            for col in cols.chunks_exact(len) {
+                for (s, &g) in want.iter_mut().zip(col) {
+                    *s += g * g;
+                }
+            }
+            let mut got = vec![f64::NAN; len];
+            squared_norms(&cols, len, &mut got);
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "d = {d}"
+            );
         }
     }
 }

@@ -49,6 +49,78 @@ impl ClippedSum {
     }
 }
 
+impl ClippedSum {
+    /// Two chunks' clipped sums, each formed exactly as [`add_chunk`](Self::add_chunk) forms
+    /// it into a fresh `ClippedSum` (the same lanes, the same order: the same bits), but
+    /// faster. One chunk's sum is a single chain of dependent vector additions, so it runs at
+    /// the adder's latency; two chunks side by side are two independent chains. The clamp
+    /// and the count are element-wise sweeps (vectorised at full width) that clamp `a` and
+    /// `b` in place.
+    pub(super) fn pair<const RAW: bool>(a: &mut [f64], b: &mut [f64], bound: f64) -> [Self; 2] {
+        let mut raw = [[0.0; LANES]; 2];
+        if RAW {
+            lane_sums2(a, b, &mut raw);
+        }
+        let clipped = [clamp_in_place(a, bound), clamp_in_place(b, bound)];
+        let mut sums = [[0.0; LANES]; 2];
+        lane_sums2(a, b, &mut sums);
+        std::array::from_fn(|i| {
+            let mut c = ClippedSum::default();
+            c.sum += (sums[i][0] + sums[i][1]) + (sums[i][2] + sums[i][3]);
+            c.raw_sum += (raw[i][0] + raw[i][1]) + (raw[i][2] + raw[i][3]);
+            c.clipped += clipped[i];
+            c
+        })
+    }
+}
+
+/// Lanes of a chunk's sums (see [`ClippedSum::add_chunk`]).
+const LANES: usize = 4;
+
+/// Add `a` and `b` to their lanes (`acc[0]`, `acc[1]`) as [`ClippedSum::add_chunk`] adds one
+/// chunk: whole groups of four rows to lanes 0..3 in order, then the last `len mod 4` rows to
+/// lane 0. The groups both chunks have are added side by side.
+#[inline(always)]
+fn lane_sums2(a: &[f64], b: &[f64], acc: &mut [[f64; LANES]; 2]) {
+    let [sa, sb] = acc;
+    // Side by side over the groups both have (by index: a zip of the two iterators would
+    // drop a group of the longer one), then each one's own remaining groups and rows.
+    let both = a.len().min(b.len()) / LANES * LANES;
+    for (x, y) in a[..both]
+        .chunks_exact(LANES)
+        .zip(b[..both].chunks_exact(LANES))
+    {
+        for k in 0..LANES {
+            sa[k] += x[k];
+            sb[k] += y[k];
+        }
+    }
+    for (r, s) in [(&a[both..], &mut *sa), (&b[both..], &mut *sb)] {
+        let groups = r.chunks_exact(LANES);
+        let rest = groups.remainder();
+        for x in groups {
+            for k in 0..LANES {
+                s[k] += x[k];
+            }
+        }
+        for &x in rest {
+            s[0] += x;
+        }
+    }
+}
+
+/// Clamp every value of `r` to `[−bound, bound]` (NaN ↦ `−bound`, [`clamp_nan_low`]) in
+/// place; returns how many had `|r_j| > bound`.
+#[inline(always)]
+fn clamp_in_place(r: &mut [f64], bound: f64) -> usize {
+    let mut clipped = 0u64;
+    for x in r.iter_mut() {
+        clipped += u64::from(x.abs() > bound);
+        *x = clamp_nan_low(*x, bound);
+    }
+    clipped as usize
+}
+
 /// `x` clamped to `[−bound, bound]`, NaN ↦ `−bound`. Written as two comparisons (one
 /// `max`/`min` instruction each) rather than `f64::max`/`min`, whose NaN rules cost extra
 /// instructions per element; the values are the same.
@@ -58,7 +130,7 @@ pub(super) fn clamp_nan_low(x: f64, bound: f64) -> f64 {
     if low < bound { low } else { bound }
 }
 
-/// Per-row state a full-data kernel keeps: one chunk buffer per group of chunks
+/// Per-row state a full-data kernel keeps: one two-chunk buffer per group of chunks
 /// (`Split`), the per-chunk partial sums, and for models without a closed-form ratio the
 /// per-row log-likelihoods of the current and the proposed state, in the model's
 /// [`layout`](Model::layout) (`f64`, or `f32` for compact models: see there).
@@ -68,8 +140,8 @@ pub struct RowCache {
     values: RowValues,
 }
 
-/// The buffers of a ratio pass: how the chunks are split into groups, one chunk buffer per
-/// group, one partial sum per chunk.
+/// The buffers of a ratio pass: how the chunks are split into groups, one buffer of two
+/// chunks per group, one partial sum per chunk.
 #[derive(Clone, Debug)]
 struct RatioPass {
     split: Split,
@@ -162,7 +234,7 @@ impl RowCache {
         let split = Split::new(n, 1);
         let pass = RatioPass {
             split,
-            chunks: vec![vec![0.0; CHUNK]],
+            chunks: vec![vec![0.0; 2 * CHUNK]],
             partials: vec![ClippedSum::default(); split.chunks()],
         };
         RowCache { pass, values }
@@ -175,7 +247,7 @@ impl RowCache {
         let pass = &mut self.pass;
         pass.split = Split::new(pass.split.chunks() * CHUNK, threads);
         while pass.chunks.len() < pass.split.groups() {
-            pass.chunks.push(vec![0.0; CHUNK]);
+            pass.chunks.push(vec![0.0; 2 * CHUNK]);
         }
     }
 
@@ -252,19 +324,34 @@ impl RatioPass {
     {
         let per = self.split.per_group();
         let cached = !proposed.is_empty();
+        // Chunk `i` of group `g`: its per-row ratios into `buf`, its length returned.
+        let fill = |g: usize, i: usize, buf: &mut [f64], new: &mut [R]| {
+            let start = (g * per + i) * CHUNK;
+            let len = CHUNK.min(n - start);
+            let new: &mut [R] = if cached {
+                &mut new[i * CHUNK..i * CHUNK + len]
+            } else {
+                &mut []
+            };
+            ratios(start, &mut buf[..len], new);
+            len
+        };
+        // Chunks two at a time (`ClippedSum::pair`), an odd last one alone.
         let work = |g: usize, buf: &mut Vec<f64>, parts: &mut [ClippedSum], new: &mut [R]| {
-            for (i, part) in parts.iter_mut().enumerate() {
-                let start = (g * per + i) * CHUNK;
-                let len = CHUNK.min(n - start);
-                let buf = &mut buf[..len];
-                let new: &mut [R] = if cached {
-                    &mut new[i * CHUNK..i * CHUNK + len]
-                } else {
-                    &mut []
-                };
-                ratios(start, buf, new);
-                *part = ClippedSum::default();
-                part.add_chunk::<RAW>(buf, bound);
+            let count = parts.len();
+            let (buf_a, buf_b) = buf.split_at_mut(CHUNK);
+            let mut pairs = parts.chunks_exact_mut(2);
+            for (p, slots) in (&mut pairs).enumerate() {
+                let la = fill(g, 2 * p, buf_a, new);
+                let lb = fill(g, 2 * p + 1, buf_b, new);
+                let [sa, sb] = ClippedSum::pair::<RAW>(&mut buf_a[..la], &mut buf_b[..lb], bound);
+                slots[0] = sa;
+                slots[1] = sb;
+            }
+            if let [last] = pairs.into_remainder() {
+                let len = fill(g, count - 1, buf_a, new);
+                *last = ClippedSum::default();
+                last.add_chunk::<RAW>(&buf_a[..len], bound);
             }
         };
         run_groups(

@@ -58,6 +58,49 @@ fn clamp_matches_max_min_and_sends_nan_low() {
     assert_eq!((acc.sum, acc.clipped), (1.0 + 2.0 - 2.0 + 0.5 - 2.0, 2));
 }
 
+/// Two chunks side by side give each chunk's `add_chunk` sum bit for bit, with and without
+/// the raw sum, for equal and unequal lengths (either one longer, lanes with and without a
+/// remainder), NaN and infinite ratios included.
+#[test]
+fn chunk_pairs_equal_one_chunk_at_a_time() {
+    let value = |i: usize| match i % 97 {
+        13 => f64::NAN,
+        41 => f64::INFINITY,
+        _ => ((i as f64 * 0.618_033_988_7).fract() - 0.5) * 10f64.powf((i % 5) as f64 - 2.0),
+    };
+    let one = |r: &[f64], raw: bool| {
+        let mut c = ClippedSum::default();
+        if raw {
+            c.add_chunk::<true>(r, 0.9);
+        } else {
+            c.add_chunk::<false>(r, 0.9);
+        }
+        c
+    };
+    let bits = |c: ClippedSum| (c.sum.to_bits(), c.raw_sum.to_bits(), c.clipped);
+    for (la, lb) in [
+        (1024, 1024),
+        (1024, 673),
+        (5, 1024),
+        (7, 6),
+        (0, 3),
+        (12, 0),
+    ] {
+        let a: Vec<f64> = (0..la).map(value).collect();
+        let b: Vec<f64> = (0..lb).map(|i| value(i + 5003)).collect();
+        for raw in [false, true] {
+            let (mut x, mut y) = (a.clone(), b.clone());
+            let got = if raw {
+                ClippedSum::pair::<true>(&mut x, &mut y, 0.9)
+            } else {
+                ClippedSum::pair::<false>(&mut x, &mut y, 0.9)
+            };
+            assert_eq!(bits(got[0]), bits(one(&a, raw)), "a: {la}, {lb}, raw {raw}");
+            assert_eq!(bits(got[1]), bits(one(&b, raw)), "b: {la}, {lb}, raw {raw}");
+        }
+    }
+}
+
 /// A row with a NaN or infinite gradient component contributes zero, a row whose squared
 /// norm overflows is clipped to norm `B` (before the fix: NaN scale 1, or `0·∞ = NaN`).
 #[test]
