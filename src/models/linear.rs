@@ -79,65 +79,36 @@ pub(crate) fn centred_cols<'a, T: Element>(
 ) {
     let mut cols = out.chunks_exact_mut(len);
     let mut terms = terms.fuse(); // after the first `None`, every `next` is `None`
-    let mut next_col = || cols.next().expect("one output column per term");
     loop {
-        let Some((a0, m0, x0)) = terms.next() else {
-            return;
-        };
-        match (terms.next(), terms.next(), terms.next()) {
-            (Some((a1, m1, x1)), Some((a2, m2, x2)), Some((a3, m3, x3))) => {
-                let (o0, o1, o2, o3) = (next_col(), next_col(), next_col(), next_col());
-                let rows = o0
-                    .iter_mut()
-                    .zip(o1.iter_mut())
-                    .zip(o2.iter_mut())
-                    .zip(o3.iter_mut())
-                    .zip(
-                        x0[..len]
-                            .iter()
-                            .zip(&x1[..len])
-                            .zip(&x2[..len])
-                            .zip(&x3[..len]),
-                    );
-                for ((((g0, g1), g2), g3), (((&y0, &y1), &y2), &y3)) in rows {
-                    *g0 = a0 * (y0.to_f64() - m0);
-                    *g1 = a1 * (y1.to_f64() - m1);
-                    *g2 = a2 * (y2.to_f64() - m2);
-                    *g3 = a3 * (y3.to_f64() - m3);
-                }
+        let mut next_col = || cols.next().expect("one output column per term");
+        match std::array::from_fn::<_, 4, _>(|_| terms.next()) {
+            [Some(t0), Some(t1), Some(t2), Some(t3)] => {
+                centred_sweep(std::array::from_fn(|_| next_col()), [t0, t1, t2, t3], len);
             }
-            (Some((a1, m1, x1)), Some((a2, m2, x2)), None) => {
-                let (o0, o1, o2) = (next_col(), next_col(), next_col());
-                let rows = o0
-                    .iter_mut()
-                    .zip(o1.iter_mut())
-                    .zip(o2.iter_mut())
-                    .zip(x0[..len].iter().zip(&x1[..len]).zip(&x2[..len]));
-                for (((g0, g1), g2), ((&y0, &y1), &y2)) in rows {
-                    *g0 = a0 * (y0.to_f64() - m0);
-                    *g1 = a1 * (y1.to_f64() - m1);
-                    *g2 = a2 * (y2.to_f64() - m2);
-                }
-                return;
+            [Some(t0), Some(t1), Some(t2), None] => {
+                return centred_sweep(std::array::from_fn(|_| next_col()), [t0, t1, t2], len);
             }
-            (Some((a1, m1, x1)), None, _) => {
-                let (o0, o1) = (next_col(), next_col());
-                let rows = o0
-                    .iter_mut()
-                    .zip(o1.iter_mut())
-                    .zip(x0[..len].iter().zip(&x1[..len]));
-                for ((g0, g1), (&y0, &y1)) in rows {
-                    *g0 = a0 * (y0.to_f64() - m0);
-                    *g1 = a1 * (y1.to_f64() - m1);
-                }
-                return;
+            [Some(t0), Some(t1), None, None] => {
+                return centred_sweep(std::array::from_fn(|_| next_col()), [t0, t1], len);
             }
-            _ => {
-                for (g, &y) in next_col().iter_mut().zip(&x0[..len]) {
-                    *g = a0 * (y.to_f64() - m0);
-                }
-                return;
-            }
+            [Some(t0), None, None, None] => return centred_sweep([next_col()], [t0], len),
+            _ => return,
+        }
+    }
+}
+
+/// `out[c][k] = t_c · (x_c[k] − μ_c)` for `C` columns in one sweep over the `len` rows.
+#[inline(always)]
+fn centred_sweep<T: Element, const C: usize>(
+    out: [&mut [f64]; C],
+    terms: [(f64, f64, &[T]); C],
+    len: usize,
+) {
+    let mut out = out.map(|o| &mut o[..len]);
+    let terms = terms.map(|(t, m, x)| (t, m, &x[..len]));
+    for k in 0..len {
+        for (o, &(t, m, x)) in out.iter_mut().zip(&terms) {
+            o[k] = t * (x[k].to_f64() - m);
         }
     }
 }

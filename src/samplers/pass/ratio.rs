@@ -24,11 +24,10 @@ impl ClippedSum {
     /// fixed, so results are reproducible. `RAW` also sums the unclipped values.
     #[inline(always)]
     pub(super) fn add_chunk<const RAW: bool>(&mut self, r: &[f64], bound: f64) {
-        const L: usize = 4;
-        let (mut s, mut raw, mut c) = ([0.0; L], [0.0; L], [0u64; L]);
-        let mut lanes = r.chunks_exact(L);
+        let (mut s, mut raw, mut c) = ([0.0; LANES], [0.0; LANES], [0u64; LANES]);
+        let mut lanes = r.chunks_exact(LANES);
         for x in &mut lanes {
-            for k in 0..L {
+            for k in 0..LANES {
                 s[k] += clamp_nan_low(x[k], bound);
                 c[k] += u64::from(x[k].abs() > bound);
                 if RAW {
