@@ -192,22 +192,29 @@ pub(super) fn clip_sum_columns<const FUSED: bool>(
         return clipped as usize;
     }
     squared_norms(cols, len, scale);
-    let b2 = bound * bound;
-    let mut clipped = 0u64;
-    let mut nonfinite = 0u64;
-    for s in scale.iter_mut() {
-        // ‖g‖² > B²: scale by B/‖g‖. A NaN or infinite ‖g‖² is fixed up below.
-        let over = *s > b2;
-        clipped += u64::from(over);
-        nonfinite += u64::from(!s.is_finite());
-        let f = bound / s.sqrt();
-        *s = if over { f } else { 1.0 };
-    }
-    if nonfinite > 0 {
+    let (mut clipped, finite) = scale_factors(scale, bound);
+    if !finite {
         clipped = fix_nonfinite_rows(cols, len, bound, scale, clipped);
     }
     add_column_dots(out, cols, len, Some(scale));
     clipped as usize
+}
+
+/// Replaces each squared norm `s` by the row's clip factor: `B/√s` where `s > B²`, else 1.
+/// Returns how many rows were over the bound and whether every `s` was finite (a NaN or
+/// infinite one is the caller's to fix up: `fix_nonfinite_rows`, or the separate sweeps).
+#[inline(always)]
+fn scale_factors(squared_norms: &mut [f64], bound: f64) -> (u64, bool) {
+    let b2 = bound * bound;
+    let (mut clipped, mut finite) = (0, true);
+    for s in squared_norms {
+        let over = *s > b2;
+        clipped += u64::from(over);
+        finite &= s.is_finite();
+        let f = bound / s.sqrt();
+        *s = if over { f } else { 1.0 };
+    }
+    (clipped, finite)
 }
 
 /// Widest gradient the fused sweep takes (its lane sums live on the stack).
@@ -361,15 +368,7 @@ fn fused_block<const R: usize>(
             s[k] += g[k] * g[k];
         }
     }
-    let b2 = bound * bound;
-    let (mut clipped, mut finite) = (0, true);
-    for x in &mut s {
-        let over = *x > b2;
-        clipped += u64::from(over);
-        finite &= x.is_finite();
-        let f = bound / x.sqrt();
-        *x = if over { f } else { 1.0 };
-    }
+    let (clipped, finite) = scale_factors(&mut s, bound);
     for (a, col) in lanes.iter_mut().zip(cols.chunks_exact(len)) {
         let g = block(col);
         let mut acc = *a;
