@@ -9,6 +9,7 @@
 //! per-row cache of models without a closed-form ratio) and the gradient pass (`gradient.rs`:
 //! clipped per-row gradients, column by column).
 
+mod clip_factors;
 mod gradient;
 mod ratio;
 #[cfg(test)]
