@@ -393,10 +393,9 @@ fn scaled_block<const R: usize>(
     cols: &[f64],
     len: usize,
     j: usize,
-    f: &[f64],
+    f: &[f64; R],
     lanes: &mut [[f64; 4]],
 ) {
-    let f: &[f64; R] = f.try_into().expect("R factors");
     for (a, col) in lanes.iter_mut().zip(cols.chunks_exact(len)) {
         let g: &[f64; R] = col[j..j + R].try_into().expect("a block of R rows");
         let mut acc = *a;
