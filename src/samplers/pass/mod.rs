@@ -7,7 +7,8 @@
 //!
 //! Two passes: the ratio pass (`ratio.rs`: clipped per-row log-likelihood ratios, with the
 //! per-row cache of models without a closed-form ratio) and the gradient pass (`gradient.rs`:
-//! clipped per-row gradients, column by column).
+//! clipped per-row gradients, column by column, with their clip factors from
+//! `clip_factors.rs`).
 
 mod clip_factors;
 mod gradient;
