@@ -380,3 +380,58 @@ fn split_passes_equal_the_sequential_pass_bit_for_bit() {
         }
     }
 }
+
+#[test]
+fn wide_models_ratio_calls_over_several_chunks_equal_one_chunk_at_a_time() {
+    // d ≥ 8: one model call writes several chunks' ratios; chunk counts per group that are
+    // not multiples of a call, an odd chunk and a short last chunk
+    let d = 9;
+    let n = (crate::samplers::split::PARALLEL_MIN_CHUNKS + 13) * CHUNK + 517;
+    let params = BananaParams::thesis(d, 20.0);
+    let mut truth = vec![0.0; d];
+    truth[1] = 3.0;
+    let banana = BananaModel::new(params.generate(&truth, n, 7).unwrap(), params).unwrap();
+    let iso = crate::models::testing::IsotropicGaussian::generate(n, d, 8);
+    let compact = RowView(&iso, Layout::F32);
+    let t: Vec<f64> = (0..d).map(|i| 0.1 * i as f64 - 0.3).collect();
+    let t_new: Vec<f64> = t
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x + 0.01 * (i % 3) as f64)
+        .collect();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let bits = |c: ClippedSum| (c.sum.to_bits(), c.raw_sum.to_bits(), c.clipped);
+    for (name, m) in [
+        ("direct", &banana as &dyn Model),
+        ("cached", &iso as &dyn Model),
+        ("cached f32", &compact as &dyn Model),
+    ] {
+        for bound in [0.05, f64::INFINITY] {
+            let want = sequential_ratio_sum(m, &t, &t_new, bound);
+            let back = sequential_ratio_sum(m, &t_new, &t, bound);
+            if bound == 0.05 {
+                assert!(want.clipped > 0, "{name}: the bound must clip");
+            }
+            for threads in [1, 3] {
+                let mut cache = RowCache::new(m, &t);
+                cache.set_threads(threads);
+                let got = pool.install(|| cache.clipped_ratio_sum::<true, _>(m, &t, &t_new, bound));
+                assert_eq!(
+                    bits(got),
+                    bits(want),
+                    "{name}, bound {bound}, {threads} threads"
+                );
+                cache.accept();
+                let got = pool.install(|| cache.clipped_ratio_sum::<true, _>(m, &t_new, &t, bound));
+                assert_eq!(
+                    bits(got),
+                    bits(back),
+                    "{name}, bound {bound}, {threads} threads"
+                );
+            }
+        }
+    }
+}
