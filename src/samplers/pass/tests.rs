@@ -131,13 +131,13 @@ fn nonfinite_gradient_rows_stay_bounded() {
     }
     let mut scale = vec![0.0; len];
     let mut out = vec![0.0; 2];
-    let clipped = clip_sum_columns::<true>(&mut cols, len, bound, &mut scale, &mut out);
+    let clipped = clip_sum_columns::<true>(&mut cols, (len, len), bound, &mut scale, &mut out);
     let h = std::f64::consts::SQRT_2;
     assert_eq!(clipped, 5);
     // A bound so large that B² overflows: the overflowing finite row is not clipped.
     let mut cols2 = vec![1e300, 1.0, 1e300, 1.0];
     let mut out2 = vec![0.0; 2];
-    let c2 = clip_sum_columns::<true>(&mut cols2, 2, 1e300 * 10.0, &mut scale[..2], &mut out2);
+    let c2 = clip_sum_columns::<true>(&mut cols2, (2, 2), 1e300 * 10.0, &mut scale[..2], &mut out2);
     assert_eq!((c2, out2), (0, vec![1e300 + 1.0, 1e300 + 1.0]));
     assert!((out[0] - (1.2 + h + 0.5)).abs() < 1e-12, "{out:?}");
     assert!((out[1] - (1.6 + h)).abs() < 1e-12, "{out:?}");
@@ -238,7 +238,7 @@ fn sequential_grad_sum<M: Model + ?Sized>(m: &M, t: &[f64], b: f64, out: &mut [f
         }
         let (cols, scale) = (&mut cols[..len * d], &mut scale[..len]);
         // the separate sweeps, which the fused ones must reproduce
-        clipped += clip_sum_columns::<false>(cols, len, b, scale, out);
+        clipped += clip_sum_columns::<false>(cols, (len, len), b, scale, out);
         start += len;
     }
     clipped
@@ -382,10 +382,11 @@ fn split_passes_equal_the_sequential_pass_bit_for_bit() {
 }
 
 #[test]
-fn wide_models_ratio_calls_over_several_chunks_equal_one_chunk_at_a_time() {
-    // d ≥ 8: one model call writes several chunks' ratios; chunk counts per group that are
-    // not multiples of a call, an odd chunk and a short last chunk
-    let d = 9;
+fn wide_models_calls_over_several_chunks_equal_one_chunk_at_a_time() {
+    // d ≥ 8: one model call writes several chunks' ratios; d > 16 (beyond the fused gradient
+    // sweep): several chunks' column gradients. Chunk counts per group that are not multiples
+    // of a call, an odd chunk and a short last chunk.
+    let d = 17;
     let n = (crate::samplers::split::PARALLEL_MIN_CHUNKS + 13) * CHUNK + 517;
     let params = BananaParams::thesis(d, 20.0);
     let mut truth = vec![0.0; d];
@@ -415,7 +416,23 @@ fn wide_models_ratio_calls_over_several_chunks_equal_one_chunk_at_a_time() {
             if bound == 0.05 {
                 assert!(want.clipped > 0, "{name}: the bound must clip");
             }
+            let mut gwant = vec![0.0; d];
+            let cwant = sequential_grad_sum(m, &t, bound, &mut gwant);
             for threads in [1, 3] {
+                let mut grads = GradBuffer::new(m);
+                grads.set_threads(threads);
+                let mut got = vec![f64::NAN; d];
+                let c = pool
+                    .install(|| grads.clipped_grad_sum(m, &t, bound, &mut got))
+                    .unwrap();
+                if !(bound.is_infinite() && m.has_gradient_sum()) {
+                    let b = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(
+                        (c, b(&got)),
+                        (cwant, b(&gwant)),
+                        "{name}, {threads} threads"
+                    );
+                }
                 let mut cache = RowCache::new(m, &t);
                 cache.set_threads(threads);
                 let got = pool.install(|| cache.clipped_ratio_sum::<true, _>(m, &t, &t_new, bound));
