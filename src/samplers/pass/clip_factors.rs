@@ -63,35 +63,31 @@ mod avx512 {
 
     /// `PACK[n]`: lanes `0..n` of the first vector, then lanes `0..8 - n` of the second (the
     /// `vpermt2pd` indices appending a packed vector to one of `n` packed lanes).
-    const PACK: [[i64; V]; V + 1] = {
-        let mut t = [[0; V]; V + 1];
-        let mut n = 0;
-        while n <= V {
-            let mut j = 0;
-            while j < V {
-                t[n][j] = if j < n { j } else { V + j - n } as i64;
-                j += 1;
-            }
-            n += 1;
-        }
-        t
-    };
+    const PACK: [[i64; V]; V + 1] = lane_tables(false);
 
     /// `SHIFT[n]`: lane `j` takes lane `j + n` (the second vector's share of a packed pair
     /// back to lane 0).
-    const SHIFT: [[i64; V]; V + 1] = {
+    const SHIFT: [[i64; V]; V + 1] = lane_tables(true);
+
+    /// Row `n` (`0..=8`) of [`PACK`] (`shift = false`) or [`SHIFT`] (`true`).
+    const fn lane_tables(shift: bool) -> [[i64; V]; V + 1] {
         let mut t = [[0; V]; V + 1];
         let mut n = 0;
         while n <= V {
             let mut j = 0;
             while j < V {
-                t[n][j] = if j + n < V { j + n } else { V - 1 } as i64;
+                t[n][j] = match (shift, j < n, j + n < V) {
+                    (false, true, _) => j,
+                    (false, false, _) => V + j - n,
+                    (true, _, true) => j + n,
+                    (true, _, false) => V - 1,
+                } as i64;
                 j += 1;
             }
             n += 1;
         }
         t
-    };
+    }
 
     #[inline]
     #[target_feature(enable = "avx512f")]

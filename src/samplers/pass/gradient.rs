@@ -32,10 +32,11 @@ impl Clone for GradScratch {
 }
 
 impl GradScratch {
-    /// `call`: chunks per model call ([`call_chunks`], 1 for the row-gradient and the fused
-    /// paths).
-    fn new(d: usize, staging: bool, call: usize) -> Self {
+    /// Room for one model call's gradients: [`call_chunks`] chunks of column gradients, one
+    /// chunk of row gradients (`staging`, with the area they are transposed from).
+    fn new(d: usize, staging: bool) -> Self {
         let size = CHUNK * d;
+        let call = if staging { 1 } else { call_chunks(d) };
         GradScratch {
             cols: vec![0.0; call * size],
             rows: if staging { vec![0.0; size] } else { Vec::new() },
@@ -63,13 +64,12 @@ impl GradBuffer {
     pub fn new<M: Model + ?Sized>(model: &M) -> Self {
         let d = model.dim();
         let staging = !model.has_column_gradients();
-        let call = if staging { 1 } else { call_chunks(d) };
         let split = Split::new(model.n_rows(), 1);
         GradBuffer {
             split,
             dim: d,
             staging,
-            groups: vec![GradScratch::new(d, staging, call)],
+            groups: vec![GradScratch::new(d, staging)],
             partials: vec![0.0; split.chunks() * d],
         }
     }
@@ -80,13 +80,7 @@ impl GradBuffer {
     pub fn set_threads(&mut self, threads: usize) {
         self.split = Split::new(self.split.chunks() * CHUNK, threads);
         while self.groups.len() < self.split.groups() {
-            let call = if self.staging {
-                1
-            } else {
-                call_chunks(self.dim)
-            };
-            self.groups
-                .push(GradScratch::new(self.dim, self.staging, call));
+            self.groups.push(GradScratch::new(self.dim, self.staging));
         }
     }
 
@@ -605,6 +599,17 @@ fn add_column_dots(
 mod tests {
     use super::*;
 
+    /// The columns of `cols` (`len` rows each) `gap` values apart, NaN in the gaps: a chunk
+    /// inside a model call over more rows. Returns the stride and the values.
+    fn strided(cols: &[f64], len: usize, gap: usize) -> (usize, Vec<f64>) {
+        let stride = len + gap;
+        let mut wide = vec![f64::NAN; cols.len() / len * stride];
+        for (w, c) in wide.chunks_exact_mut(stride).zip(cols.chunks_exact(len)) {
+            w[..len].copy_from_slice(c);
+        }
+        (stride, wide)
+    }
+
     /// `Σ_k w_k x_k` (or `Σ_k x_k` without weights) with four independent lanes, so the compiler
     /// vectorises it; the order of additions is fixed, so results are reproducible.
     #[inline(always)]
@@ -653,11 +658,7 @@ mod tests {
                     let mut got = vec![0.5; d];
                     add_column_dots(&mut got, &cols, (len, len), weights);
                     // the same columns inside a call over more rows (stride > len)
-                    let stride = len + 5;
-                    let mut wide = vec![f64::NAN; d * stride];
-                    for (w, c) in wide.chunks_exact_mut(stride).zip(cols.chunks_exact(len)) {
-                        w[..len].copy_from_slice(c);
-                    }
+                    let (stride, wide) = strided(&cols, len, 5);
                     let mut strided = vec![0.5; d];
                     add_column_dots(&mut strided, &wide, (len, stride), weights);
                     assert_eq!(strided, got, "d = {d}, len = {len}, stride {stride}");
@@ -743,11 +744,7 @@ mod tests {
             }
             let mut got = vec![f64::NAN; len];
             squared_norms(&cols, (len, len), d, &mut got);
-            let stride = len + 3;
-            let mut wide = vec![f64::NAN; d * stride];
-            for (w, c) in wide.chunks_exact_mut(stride).zip(cols.chunks_exact(len)) {
-                w[..len].copy_from_slice(c);
-            }
+            let (stride, wide) = strided(&cols, len, 3);
             let mut strided = vec![f64::NAN; len];
             squared_norms(&wide, (len, stride), d, &mut strided);
             assert_eq!(strided, got, "d = {d}, stride {stride}");

@@ -142,9 +142,8 @@ pub(super) fn clamp_nan_low(x: f64, bound: f64) -> f64 {
     if low < bound { low } else { bound }
 }
 
-/// Per-row state a full-data kernel keeps: one buffer of a model call's chunks ([`call_chunks`])
-/// per group of chunks
-/// (`Split`), the per-chunk partial sums, and for models without a closed-form ratio the
+/// Per-row state a full-data kernel keeps: one buffer of a model call's chunks
+/// ([`call_chunks`]) per group of chunks (`Split`), the per-chunk partial sums, and for models without a closed-form ratio the
 /// per-row log-likelihoods of the current and the proposed state, in the model's
 /// [`layout`](Model::layout) (`f64`, or `f32` for compact models: see there).
 #[derive(Clone, Debug)]
@@ -324,9 +323,10 @@ impl RatioPass {
     }
 
     /// The pass of [`RowCache::clipped_ratio_sum`] over `n` rows: `ratios(start, buf, new)`
-    /// writes the per-row ratios of rows `start..start + buf.len()` (up to `call` chunks) into `buf` (and their cached values into `new`,
-    /// the same rows of `proposed`, empty without a cache); each chunk's clipped sum goes to its
-    /// slot of `partials`, and the slots are added in chunk order.
+    /// writes the per-row ratios of rows `start..start + buf.len()` (up to `call` chunks) into
+    /// `buf` (and their cached values into `new`, the same rows of `proposed`, empty without a
+    /// cache); each chunk's clipped sum goes to its slot of `partials`, and the slots are added
+    /// in chunk order.
     fn run<const RAW: bool, R, F>(
         &mut self,
         proposed: &mut [R],
