@@ -20,6 +20,13 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
+/// A data set's values as it keeps them: shared, and on huge pages where that helps
+/// ([`super::huge_pages`]).
+fn stored<T>(values: Vec<T>) -> Arc<Vec<T>> {
+    super::huge_pages::advise(&values);
+    Arc::new(values)
+}
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for f64 {}
@@ -239,7 +246,7 @@ impl<T: Element> ColumnData<T> {
             values.extend_from_slice(&c);
         }
         Ok(Self {
-            values: Arc::new(values),
+            values: stored(values),
             n_rows,
             n_cols,
         })
@@ -263,7 +270,7 @@ impl<T: Element> ColumnData<T> {
             check_column(c, i)?;
         }
         Ok(Self {
-            values: Arc::new(values),
+            values: stored(values),
             n_rows,
             n_cols,
         })
@@ -308,7 +315,7 @@ impl<T: Element> ColumnData<T> {
         let n = self.n_rows;
         let values = convert(&self.values, |k| (k % n, k / n))?;
         Ok(ColumnData {
-            values: Arc::new(values),
+            values: stored(values),
             n_rows: self.n_rows,
             n_cols: self.n_cols,
         })
@@ -403,7 +410,7 @@ impl<T: Element> RowData<T> {
             )));
         }
         Ok(Self {
-            values: Arc::new(values),
+            values: stored(values),
             n_rows,
             n_cols,
         })
@@ -450,7 +457,7 @@ impl<T: Element> RowData<T> {
         let p = self.n_cols;
         let values = convert(&self.values, |k| (k / p, k % p))?;
         Ok(RowData {
-            values: Arc::new(values),
+            values: stored(values),
             n_rows: self.n_rows,
             n_cols: self.n_cols,
         })
@@ -491,7 +498,7 @@ impl<T: Element> RowData<T> {
 impl<T: Element> From<&ColumnData<T>> for RowData<T> {
     fn from(c: &ColumnData<T>) -> Self {
         Self {
-            values: Arc::new(c.to_row_major()),
+            values: stored(c.to_row_major()),
             n_rows: c.n_rows(),
             n_cols: c.n_cols(),
         }

@@ -64,6 +64,7 @@ mod dataset;
 mod forward;
 mod gaussian;
 mod glm;
+mod huge_pages;
 mod linear;
 mod linear_regression;
 mod logistic;
