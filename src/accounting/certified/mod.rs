@@ -149,7 +149,10 @@ impl CertifiedPld {
     /// its own pair, `Loss::PoissonRemove` or `Loss::Substitute`, at the exact rate q).
     pub(crate) fn of_leaves(leaves: Vec<(Loss, u64)>) -> Self {
         CertifiedPld {
-            leaves,
+            leaves: leaves
+                .into_iter()
+                .map(|(l, c)| (exact_gaussian(l), c))
+                .collect(),
             ..Self::default()
         }
     }
@@ -211,7 +214,7 @@ impl CertifiedPld {
             if c > 9.0e15 {
                 return Err(Error::invalid("count", c, "must be at most 9e15"));
             }
-            let c = c as u64;
+            let (c, loss) = (c as u64, exact_gaussian(loss));
             match out.iter_mut().find(|(l, _)| *l == loss) {
                 Some(slot) => slot.1 += c,
                 None => out.push((loss, c)),
@@ -430,7 +433,8 @@ impl CertifiedPld {
         answer.unwrap_or(zero)
     }
 
-    /// Whether every composed event is a plain Gaussian: the composition is then one Gaussian
+    /// Whether every composed event is a plain Gaussian (a subsampled one at rate 1 counts: it
+    /// samples every row): the composition is then one Gaussian
     /// mechanism with the summed `μ` (Balle & Wang 2018), and the answers come from its closed
     /// form ([`pld_delta`](crate::accounting::pld_delta)) with an interval as wide as its
     /// rounding (relative 4e-10), not from the discretised engine.
@@ -501,6 +505,21 @@ impl CertifiedPld {
             });
         }
         Ok(self.answer(Query::Epsilon(d)))
+    }
+}
+
+/// A subsampled Gaussian that samples every row (`q = 1`) as the Gaussian it is: Poisson
+/// sampling's pair `N(1, σ²)` against `N(0, σ²)`, the substitute pair `N(1, σ²)` against
+/// `N(−1, σ²)` (sensitivity 2: the Gaussian with `σ/2`). The closed form then answers
+/// ([`CertifiedPld::closed_form`]) where the mixture's discretisation would not (its range
+/// has `ln 0` where the missing component's density underflows).
+fn exact_gaussian(loss: Loss) -> Loss {
+    match loss {
+        Loss::PoissonRemove { sigma, q: 1.0 } | Loss::PoissonAdd { sigma, q: 1.0 } => {
+            Loss::Gaussian { sigma }
+        }
+        Loss::Substitute { sigma, q: 1.0 } => Loss::Gaussian { sigma: 0.5 * sigma },
+        other => other,
     }
 }
 

@@ -41,6 +41,52 @@ fn gaussian_contains_closed_form() {
     }
 }
 
+/// Subsampling at rate 1 samples every row: Poisson sampling is the Gaussian, the substitute
+/// pair the Gaussian with sensitivity 2 (σ/2). Both answer from the closed form, as tight as
+/// its rounding, where the mixtures' discretisation gave [0, 1] (σ = 0.3, ε = 1); a rate just
+/// below 1 still goes through the engine and agrees.
+#[test]
+fn full_rate_subsampling_is_the_gaussian() {
+    for (sigma, k) in [(0.3, 1u64), (0.6, 1), (2.6, 3), (2.0, 100)] {
+        for (event, effective) in [
+            (PrivacyEvent::gaussian(sigma).poisson(1.0), sigma),
+            (
+                PrivacyEvent::gaussian(sigma).poisson_substitute(1.0),
+                0.5 * sigma,
+            ),
+            (
+                PrivacyEvent::gaussian(sigma).without_replacement(1000, 1000),
+                0.5 * sigma,
+            ),
+        ] {
+            let a = acc(&event.clone().repeat(k), 2e-3);
+            assert!(a.closed_form(), "{event:?}");
+            let mu = k as f64 * 0.5 / (effective * effective);
+            for eps in [0.5, 1.0, 4.0] {
+                let exact = pld_delta(mu, eps).unwrap();
+                let iv = a.delta_interval(eps).unwrap();
+                assert!(
+                    iv.contains(exact),
+                    "{event:?} k={k} ε={eps}: {iv:?} vs {exact}"
+                );
+                assert!(iv.upper - iv.lower <= 1e-9 * iv.upper, "{iv:?}");
+            }
+        }
+    }
+    let near = acc(
+        &PrivacyEvent::gaussian(2.6)
+            .poisson_substitute(0.999_999_9)
+            .repeat(3),
+        2e-3,
+    );
+    assert!(!near.closed_form());
+    let iv = near.delta_interval(1.0).unwrap();
+    assert!(
+        iv.contains(pld_delta(3.0 * 0.5 / (1.3 * 1.3), 1.0).unwrap()),
+        "{iv:?}"
+    );
+}
+
 /// Laplace, sensitivity 1, scale b: δ(ε) = max(0, 1 − e^{(ε − 1/b)/2}) (derived in
 /// `certified/engine/loss.rs`' model: L > ε ⇔ X < (1 − bε)/2; also dp_accounting's
 /// `LaplacePrivacyLoss.get_delta_for_epsilon`).
