@@ -3,9 +3,9 @@
 //!
 //! Every data pass streams the data columns from memory or L3. With 4 KB pages a 16 MB data set
 //! spans 4096 pages and ten column streams walk them side by side, so the passes wait on page
-//! walks as well as on the data; backed by 2 MB pages the same passes run 7-15 % faster
-//! (measured: DP HMC gauss-30d, DP penalty tempered-10d, RWMH easy-10d, one chain on this
-//! repository's 2-core machine, docs/ARCHITECTURE.md "The hot loop"). Linux backs anonymous
+//! walks as well as on the data; backed by 2 MB pages the same passes run 5-10 % faster
+//! (measured: DP HMC gauss-30d and tempered-10d, DP penalty tempered-10d, RWMH easy-10d, one
+//! chain on this repository's 2-core machine, docs/ARCHITECTURE.md "The hot loop"). Linux backs anonymous
 //! memory with huge pages only where asked (`transparent_hugepage = madvise`, the common
 //! default), so [`advise`] asks for them on the buffer's whole 2 MB pages and collapses the
 //! pages already written in place (`MADV_COLLAPSE`, Linux 6.1; about 0.3 ms per MB).
@@ -33,7 +33,7 @@ pub(crate) fn advise<T>(values: &[T]) {
         let end = (start + bytes) / HUGE_PAGE * HUGE_PAGE;
         if end > first {
             let (addr, len) = (first as *mut libc::c_void, end - first);
-            // SAFETY: `[first, end)` lies inside the live allocation of `values` (page-aligned,
+            // SAFETY: `[first, end)` lies inside the live allocation of `values` (2 MB-aligned,
             // mapped); both advices only change how its pages are backed, never their
             // contents, and their results are ignored.
             unsafe {
