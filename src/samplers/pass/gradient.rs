@@ -10,12 +10,12 @@ use crate::samplers::split::{Split, run_groups};
 /// (`d × CHUNK`), a row-major staging area for models without column gradients, per-row
 /// scale factors, and the group's clipped-row count and first error.
 #[derive(Debug)]
-struct GradScratch {
+pub(super) struct GradScratch {
     cols: Vec<f64>,
     rows: Vec<f64>,
     scale: Vec<f64>,
-    clipped: usize,
-    error: Option<crate::Error>,
+    pub(super) clipped: usize,
+    pub(super) error: Option<crate::Error>,
 }
 
 impl Clone for GradScratch {
@@ -34,7 +34,7 @@ impl Clone for GradScratch {
 impl GradScratch {
     /// Room for one model call's gradients: [`call_chunks`] chunks of column gradients, one
     /// chunk of row gradients (`staging`, with the area they are transposed from).
-    fn new(d: usize, staging: bool) -> Self {
+    pub(super) fn new(d: usize, staging: bool) -> Self {
         let size = CHUNK * d;
         let call = if staging { 1 } else { call_chunks(d) };
         GradScratch {
@@ -97,6 +97,9 @@ impl GradBuffer {
     /// own (in parallel with [`set_threads`](Self::set_threads)) and the chunk sums are added
     /// in chunk order, so the result is the same for every thread count.
     ///
+    /// A chain run in lockstep with others (`lockstep`) hands the pass to its group, which
+    /// computes it chunk by chunk with the other chains' passes: the same bits.
+    ///
     /// # Errors
     /// The model's gradient error of the first failing chunk (in chunk order).
     pub fn clipped_grad_sum<M: Model + ?Sized>(
@@ -111,74 +114,19 @@ impl GradBuffer {
             model.grad_log_lik_sum(theta, out)?;
             return Ok(0);
         }
-        let d = model.dim();
-        let n = model.n_rows();
+        if let Some(routed) = super::lockstep::gradient(model, theta, bound, out) {
+            return routed;
+        }
+        let plan = GradPlan::new(model, bound);
         let per = self.split.per_group();
-        let columns = model.has_column_gradients();
-        let fused = columns && bound.is_finite() && d <= FUSED_MAX_DIM;
-        let call = if columns && !fused { call_chunks(d) } else { 1 };
         let work = |g: usize, s: &mut GradScratch, parts: &mut [f64], _: &mut [f64]| {
-            s.clipped = 0;
-            s.error = None;
-            let first = g * per * CHUNK;
-            if call > 1 {
-                // `call` chunks' gradients per model call (longer runs of each data column),
-                // each chunk clipped and summed on its own inside the call's columns
-                for (k, parts) in parts.chunks_mut(call * d).enumerate() {
-                    let start = first + k * call * CHUNK;
-                    let rows = (parts.len() / d * CHUNK).min(n - start);
-                    let cols = &mut s.cols[..rows * d];
-                    if let Err(e) = model.grad_log_lik_cols(theta, start, cols) {
-                        s.error = Some(e);
-                        return;
-                    }
-                    for (q, part) in parts.chunks_exact_mut(d).enumerate() {
-                        let len = CHUNK.min(rows - q * CHUNK);
-                        part.fill(0.0);
-                        let (chunk, scale) = (&mut cols[q * CHUNK..], &mut s.scale[..len]);
-                        s.clipped +=
-                            clip_sum_columns::<false>(chunk, (len, rows), bound, scale, part);
-                    }
-                }
-                return;
-            }
-            for (i, part) in parts.chunks_exact_mut(d).enumerate() {
-                let start = first + i * CHUNK;
-                let len = CHUNK.min(n - start);
-                if fused {
-                    let rows = (start, len);
-                    if let Some(c) = fused_chunk(model, theta, rows, bound, &mut s.cols, part) {
-                        s.clipped += c as usize;
-                        continue;
-                    }
-                }
-                let cols = &mut s.cols[..len * d];
-                let filled = if columns {
-                    model.grad_log_lik_cols(theta, start, cols)
-                } else {
-                    let rows = &mut s.rows[..len * d];
-                    model.grad_log_lik_rows(theta, start, rows).map(|()| {
-                        for (k, row) in rows.chunks_exact(d).enumerate() {
-                            for (i, &x) in row.iter().enumerate() {
-                                cols[i * len + k] = x;
-                            }
-                        }
-                    })
-                };
-                if let Err(e) = filled {
-                    s.error = Some(e);
-                    return;
-                }
-                part.fill(0.0);
-                let scale = &mut s.scale[..len];
-                s.clipped += clip_sum_columns::<true>(cols, (len, len), bound, scale, part);
-            }
+            plan.span(model, theta, g * per, s, parts);
         };
         run_groups(
             &self.split,
             &mut self.groups,
             &mut self.partials,
-            d,
+            plan.d,
             &mut [],
             &work,
         );
@@ -189,13 +137,124 @@ impl GradBuffer {
             }
             clipped += s.clipped;
         }
-        out.fill(0.0);
-        for part in self.partials.chunks_exact(d) {
-            for (o, &p) in out.iter_mut().zip(part) {
-                *o += p;
-            }
-        }
+        fold_partials(&self.partials, out);
         Ok(clipped)
+    }
+}
+
+/// `out = Σ` of the per-chunk partial sums (`out.len()` values each), added in chunk order.
+pub(super) fn fold_partials(partials: &[f64], out: &mut [f64]) {
+    out.fill(0.0);
+    for part in partials.chunks_exact(out.len()) {
+        for (o, &p) in out.iter_mut().zip(part) {
+            *o += p;
+        }
+    }
+}
+
+/// How one gradient pass computes its chunks: the model's dimension and rows, the clip bound,
+/// whether the model writes column gradients, whether the fused sweep applies, and how many
+/// chunks one model call covers.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct GradPlan {
+    d: usize,
+    n: usize,
+    bound: f64,
+    columns: bool,
+    fused: bool,
+    call: usize,
+}
+
+impl GradPlan {
+    /// The plan of a pass of `model` clipped at `bound`.
+    pub(super) fn new<M: Model + ?Sized>(model: &M, bound: f64) -> Self {
+        let d = model.dim();
+        let columns = model.has_column_gradients();
+        let fused = columns && bound.is_finite() && d <= FUSED_MAX_DIM;
+        GradPlan {
+            d,
+            n: model.n_rows(),
+            bound,
+            columns,
+            fused,
+            call: if columns && !fused { call_chunks(d) } else { 1 },
+        }
+    }
+
+    /// The clipped gradient sums of the chunks `first..first + parts.len()/d` at `theta`, each
+    /// chunk's into its `d` slots of `parts` (`s.clipped` counts the clipped rows; a model
+    /// error stops the span and is left in `s.error`). Each chunk's sum is formed on its own,
+    /// so it does not depend on the span it is computed in.
+    pub(super) fn span<M: Model + ?Sized>(
+        &self,
+        model: &M,
+        theta: &[f64],
+        first: usize,
+        s: &mut GradScratch,
+        parts: &mut [f64],
+    ) {
+        let GradPlan {
+            d,
+            n,
+            bound,
+            columns,
+            fused,
+            call,
+        } = *self;
+        s.clipped = 0;
+        s.error = None;
+        let first = first * CHUNK;
+        if call > 1 {
+            // `call` chunks' gradients per model call (longer runs of each data column),
+            // each chunk clipped and summed on its own inside the call's columns
+            for (k, parts) in parts.chunks_mut(call * d).enumerate() {
+                let start = first + k * call * CHUNK;
+                let rows = (parts.len() / d * CHUNK).min(n - start);
+                let cols = &mut s.cols[..rows * d];
+                if let Err(e) = model.grad_log_lik_cols(theta, start, cols) {
+                    s.error = Some(e);
+                    return;
+                }
+                for (q, part) in parts.chunks_exact_mut(d).enumerate() {
+                    let len = CHUNK.min(rows - q * CHUNK);
+                    part.fill(0.0);
+                    let (chunk, scale) = (&mut cols[q * CHUNK..], &mut s.scale[..len]);
+                    s.clipped += clip_sum_columns::<false>(chunk, (len, rows), bound, scale, part);
+                }
+            }
+            return;
+        }
+        for (i, part) in parts.chunks_exact_mut(d).enumerate() {
+            let start = first + i * CHUNK;
+            let len = CHUNK.min(n - start);
+            if fused {
+                let rows = (start, len);
+                if let Some(c) = fused_chunk(model, theta, rows, bound, &mut s.cols, part) {
+                    s.clipped += c as usize;
+                    continue;
+                }
+            }
+            let cols = &mut s.cols[..len * d];
+            let filled = if columns {
+                model.grad_log_lik_cols(theta, start, cols)
+            } else {
+                let rows = &mut s.rows[..len * d];
+                model.grad_log_lik_rows(theta, start, rows).map(|()| {
+                    for (k, row) in rows.chunks_exact(d).enumerate() {
+                        for (i, &x) in row.iter().enumerate() {
+                            cols[i * len + k] = x;
+                        }
+                    }
+                })
+            };
+            if let Err(e) = filled {
+                s.error = Some(e);
+                return;
+            }
+            part.fill(0.0);
+            let scale = &mut s.scale[..len];
+            s.clipped += clip_sum_columns::<true>(cols, (len, len), bound, scale, part);
+        }
     }
 }
 

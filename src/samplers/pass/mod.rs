@@ -12,11 +12,13 @@
 
 mod clip_factors;
 mod gradient;
+mod lockstep;
 mod ratio;
 #[cfg(test)]
 mod tests;
 
 pub use gradient::GradBuffer;
+pub(crate) use lockstep::{Lockstep, run_member};
 pub use ratio::{ClippedSum, RowCache};
 
 /// Rows per chunk of a data pass.

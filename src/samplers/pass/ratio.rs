@@ -280,6 +280,11 @@ impl RowCache {
         let n = model.n_rows();
         match &mut self.values {
             RowValues::None => {
+                if let Some(routed) =
+                    super::lockstep::ratio::<RAW, M>(model, theta, theta_new, bound)
+                {
+                    return routed;
+                }
                 let ratios = |start: usize, buf: &mut [f64], _: &mut [f64]| {
                     model.log_lik_ratio_rows(theta, theta_new, start, buf);
                 };
@@ -339,37 +344,9 @@ impl RatioPass {
         F: Fn(usize, &mut [f64], &mut [R]) + Sync,
     {
         let per = self.split.per_group();
-        let cached = !proposed.is_empty();
-        // `call` chunks per model call, then their sums two at a time (`ClippedSum::pair`), an
-        // odd last one alone.
         let call = self.call;
         let work = |g: usize, buf: &mut Vec<f64>, parts: &mut [ClippedSum], new: &mut [R]| {
-            for (k, slots) in parts.chunks_mut(call).enumerate() {
-                let first = k * call;
-                let start = (g * per + first) * CHUNK;
-                let len = (slots.len() * CHUNK).min(n - start);
-                let new: &mut [R] = if cached {
-                    &mut new[first * CHUNK..first * CHUNK + len]
-                } else {
-                    &mut []
-                };
-                ratios(start, &mut buf[..len], new);
-                let mut rest = &mut buf[..len];
-                let mut pairs = slots.chunks_exact_mut(2);
-                for pair in &mut pairs {
-                    let rows = std::mem::take(&mut rest);
-                    let (a, tail) = rows.split_at_mut(CHUNK.min(rows.len()));
-                    let (b, tail) = tail.split_at_mut(CHUNK.min(tail.len()));
-                    rest = tail;
-                    let [sa, sb] = ClippedSum::pair::<RAW>(a, b, bound);
-                    pair[0] = sa;
-                    pair[1] = sb;
-                }
-                if let [last] = pairs.into_remainder() {
-                    *last = ClippedSum::default();
-                    last.add_chunk::<RAW>(rest, bound);
-                }
-            }
+            ratio_span::<RAW, R, F>(ratios, (g * per, n), call, bound, buf, parts, new);
         };
         run_groups(
             &self.split,
@@ -379,12 +356,63 @@ impl RatioPass {
             proposed,
             &work,
         );
-        let mut acc = ClippedSum::default();
-        for p in &self.partials {
-            acc.sum += p.sum;
-            acc.raw_sum += p.raw_sum;
-            acc.clipped += p.clipped;
+        fold_sums(&self.partials)
+    }
+}
+
+/// The per-chunk sums added in chunk order.
+pub(super) fn fold_sums(partials: &[ClippedSum]) -> ClippedSum {
+    let mut acc = ClippedSum::default();
+    for p in partials {
+        acc.sum += p.sum;
+        acc.raw_sum += p.raw_sum;
+        acc.clipped += p.clipped;
+    }
+    acc
+}
+
+/// The clipped ratio sums of the chunks `first..first + parts.len()` of a pass over `n` rows,
+/// each chunk's into its slot of `parts`: `ratios(start, buf, new)` writes the per-row ratios
+/// of up to `call` chunks at a time into `buf` (and their cached values into `new`, these rows'
+/// share of the proposed cache, which is empty without a cache), then the chunks are summed
+/// two at a time (`ClippedSum::pair`), an odd last one alone. Each chunk's sum is formed on
+/// its own, so it does not depend on the span or the call it is computed in.
+pub(super) fn ratio_span<const RAW: bool, R, F>(
+    ratios: &F,
+    (first, n): (usize, usize),
+    call: usize,
+    bound: f64,
+    buf: &mut [f64],
+    parts: &mut [ClippedSum],
+    new: &mut [R],
+) where
+    F: Fn(usize, &mut [f64], &mut [R]) + Sync,
+{
+    let cached = !new.is_empty();
+    for (k, slots) in parts.chunks_mut(call).enumerate() {
+        let local = k * call;
+        let start = (first + local) * CHUNK;
+        let len = (slots.len() * CHUNK).min(n - start);
+        let new: &mut [R] = if cached {
+            &mut new[local * CHUNK..local * CHUNK + len]
+        } else {
+            &mut []
+        };
+        ratios(start, &mut buf[..len], new);
+        let mut rest = &mut buf[..len];
+        let mut pairs = slots.chunks_exact_mut(2);
+        for pair in &mut pairs {
+            let rows = std::mem::take(&mut rest);
+            let (a, tail) = rows.split_at_mut(CHUNK.min(rows.len()));
+            let (b, tail) = tail.split_at_mut(CHUNK.min(tail.len()));
+            rest = tail;
+            let [sa, sb] = ClippedSum::pair::<RAW>(a, b, bound);
+            pair[0] = sa;
+            pair[1] = sb;
         }
-        acc
+        if let [last] = pairs.into_remainder() {
+            *last = ClippedSum::default();
+            last.add_chunk::<RAW>(rest, bound);
+        }
     }
 }

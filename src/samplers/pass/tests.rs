@@ -452,3 +452,118 @@ fn wide_models_calls_over_several_chunks_equal_one_chunk_at_a_time() {
         }
     }
 }
+
+/// A model whose column gradients fail from row `self.1` on (a model error in mid-pass).
+struct Failing<'a>(&'a BananaModel, usize);
+
+impl Model for Failing<'_> {
+    row_methods_of_inner!();
+    fn has_direct_ratio(&self) -> bool {
+        true
+    }
+    fn log_lik_ratio_rows(&self, t: &[f64], t_new: &[f64], start: usize, out: &mut [f64]) {
+        self.0.log_lik_ratio_rows(t, t_new, start, out);
+    }
+    fn has_column_gradients(&self) -> bool {
+        true
+    }
+    fn grad_log_lik_cols(&self, t: &[f64], start: usize, out: &mut [f64]) -> crate::Result<()> {
+        if start + out.len() / self.dim() > self.1 {
+            // the same error whichever call reaches the row (calls span different rows alone,
+            // in lockstep and on several threads)
+            return Err(crate::Error::Model(format!(
+                "no gradient from row {}",
+                self.1
+            )));
+        }
+        self.0.grad_log_lik_cols(t, start, out)
+    }
+}
+
+/// What one chain's passes returned: each gradient pass' bits and clipped rows (or its
+/// error), each ratio pass' sum, raw sum and clipped rows.
+type Passes = Vec<(
+    std::result::Result<(Vec<u64>, usize), String>,
+    (u64, u64, usize),
+)>;
+
+/// Chain `i` of a lockstep test: `2 + i` gradient and ratio passes (so the chains finish at
+/// different times) at positions of its own, through its own buffers, as a kernel makes them.
+fn chain_passes<M: Model + ?Sized>(m: &M, i: usize, bound: f64) -> Passes {
+    let d = m.dim();
+    let at = |k: usize| -> Vec<f64> {
+        (0..d)
+            .map(|c| 0.1 * c as f64 - 0.3 + 0.01 * (i * 7 + k * 3 + c % 2) as f64)
+            .collect()
+    };
+    let mut grads = GradBuffer::new(m);
+    let mut cache = RowCache::new(m, &at(0));
+    let mut out = vec![f64::NAN; d];
+    (0..2 + i)
+        .map(|k| {
+            let g = grads
+                .clipped_grad_sum(m, &at(k), bound, &mut out)
+                .map(|c| (out.iter().map(|x| x.to_bits()).collect(), c))
+                .map_err(|e| e.to_string());
+            let r = cache.clipped_ratio_sum::<true, _>(m, &at(k), &at(k + 1), bound);
+            cache.accept();
+            (g, (r.sum.to_bits(), r.raw_sum.to_bits(), r.clipped))
+        })
+        .collect()
+}
+
+/// Chains in lockstep get the bits each one gets alone: gradient passes on the fused sweep
+/// (d ≤ 16), the wide path (calls over several chunks) and the row-major path, a chunk with a
+/// NaN row, ratio passes with a direct ratio (shared) and against a per-row cache (each on its
+/// own chain's thread), a model error in mid-pass, and chains that stop at different times.
+#[test]
+fn passes_in_lockstep_equal_each_chain_alone() {
+    for d in [3, 17] {
+        let n = 5 * CHUNK + 517;
+        let params = BananaParams::thesis(d, 20.0);
+        let mut truth = vec![0.0; d];
+        truth[1] = 3.0;
+        let banana = BananaModel::new(params.generate(&truth, n, 7).unwrap(), params).unwrap();
+        let rows = RowView(&banana, Layout::F64);
+        let poisoned = Poisoned(&banana, 2 * CHUNK + 5);
+        let failing = Failing(&banana, 3 * CHUNK + 1);
+        for (name, m, shared_ratios) in [
+            ("columns", &banana as &dyn Model, true),
+            ("rows, cached ratios", &rows as &dyn Model, false),
+            ("a NaN row", &poisoned as &dyn Model, false),
+            ("a failing model", &failing as &dyn Model, true),
+        ] {
+            let members = 4;
+            let bound = 0.05;
+            let alone: Vec<Passes> = (0..members).map(|i| chain_passes(m, i, bound)).collect();
+            assert!(
+                alone[0].iter().all(|(_, r)| r.2 > 0),
+                "{name}: the bound must clip"
+            );
+            let group = Lockstep::new(m, members);
+            let together: Vec<Passes> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..members)
+                    .map(|i| {
+                        let group = &group;
+                        s.spawn(move || run_member(group, i, || chain_passes(m, i, bound)))
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert_eq!(together, alone, "{name}, d = {d}");
+            // every pass went through the group (but the cached ratios and failed gradients)
+            let passes: usize = (0..members).map(|i| 2 + i).sum();
+            let failed = alone.iter().flatten().filter(|(g, _)| g.is_err()).count();
+            let want = passes - failed + if shared_ratios { passes } else { 0 };
+            assert_eq!(group.shared_passes(), want, "{name}, d = {d}");
+        }
+        // a pass on another model than the group's is not shared
+        let group = Lockstep::new(&rows, 1);
+        let alone = chain_passes(&banana, 0, 0.05);
+        assert_eq!(
+            run_member(&group, 0, || chain_passes(&banana, 0, 0.05)),
+            alone
+        );
+        assert_eq!(group.shared_passes(), 0);
+    }
+}
