@@ -380,18 +380,26 @@ fn run_members(
             .iter()
             .enumerate()
             .map(|(i, task)| {
-                scope.spawn(move || {
+                let chain = move || {
                     run_member(group, i, || {
                         run_task(task, p, budgets, grid_seed, remaining)
                     })
-                })
+                };
+                std::thread::Builder::new()
+                    .name(format!("dp-mcmc chain {}", task.chain))
+                    .spawn_scoped(scope, chain)
+                    .map_err(|e| {
+                        // the member never runs: it leaves at once, so the others do not wait
+                        run_member(group, i, || ());
+                        Error::Model(format!("cannot start a thread for task {}: {e}", task.id()))
+                    })
             })
             .collect();
         handles
             .into_iter()
             .zip(tasks)
             .map(|(h, task)| {
-                h.join()
+                h?.join()
                     .unwrap_or_else(|_| Err(Error::Model(format!("task {} panicked", task.id()))))
             })
             .collect()

@@ -165,6 +165,21 @@ impl Lockstep {
     }
 }
 
+/// [`ratio_span`] of a direct ratio (no per-row cache), with the raw sum when `raw`.
+fn direct_ratio_span<F: Fn(usize, &mut [f64], &mut [f64]) + Sync>(
+    raw: bool,
+    ratios: &F,
+    (rows, span, bound): ((usize, usize), usize, f64),
+    buf: &mut [f64],
+    parts: &mut [ClippedSum],
+) {
+    if raw {
+        ratio_span::<true, f64, F>(ratios, rows, span, bound, buf, parts, &mut []);
+    } else {
+        ratio_span::<false, f64, F>(ratios, rows, span, bound, buf, parts, &mut []);
+    }
+}
+
 /// Rows of the data a span of the shared passes covers: a few chunks, so a span's rows
 /// (`dim` values each) stay in L2 while every member's sums are computed over them.
 fn span_chunks(dim: usize) -> usize {
@@ -222,27 +237,7 @@ impl Inner {
                         };
                         let parts = &mut ratio_parts[first..last];
                         let (buf, rows) = (&mut self.buf[..], (first, n));
-                        if raw {
-                            ratio_span::<true, f64, _>(
-                                &ratios,
-                                rows,
-                                span,
-                                bound,
-                                buf,
-                                parts,
-                                &mut [],
-                            );
-                        } else {
-                            ratio_span::<false, f64, _>(
-                                &ratios,
-                                rows,
-                                span,
-                                bound,
-                                buf,
-                                parts,
-                                &mut [],
-                            );
-                        }
+                        direct_ratio_span(raw, &ratios, (rows, span, bound), buf, parts);
                     }
                 }
             }
