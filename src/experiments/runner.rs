@@ -302,7 +302,7 @@ fn run_task(
 /// A box's chains run in lockstep (`samplers::pass::Lockstep`) when its data are too large
 /// for the caches: at least this many bytes (the d ≥ 10 experiments: 16-48 MB; the d = 2 ones
 /// hold 1.6-3.2 MB, which L3 serves as fast as a shared span: four DP HMC boxes of
-/// tempered-2d and hard-2d took 30.3-31.0 s in lockstep against 31.6-33.7 s without).
+/// tempered-2d and hard-2d took 31.6-33.7 s in lockstep against 30.3-31.0 s without).
 const LOCKSTEP_MIN_BYTES: usize = 4 << 20;
 
 /// The samplers whose chains are run in lockstep: those whose every pass reads every column
