@@ -137,15 +137,15 @@ impl GradBuffer {
             }
             clipped += s.clipped;
         }
-        fold_partials(&self.partials, out);
+        fold_partials(&self.partials, plan.d, out);
         Ok(clipped)
     }
 }
 
-/// `out = Σ` of the per-chunk partial sums (`out.len()` values each), added in chunk order.
-pub(super) fn fold_partials(partials: &[f64], out: &mut [f64]) {
+/// `out = Σ` of the per-chunk partial sums (`d` values each), added in chunk order.
+pub(super) fn fold_partials(partials: &[f64], d: usize, out: &mut [f64]) {
     out.fill(0.0);
-    for part in partials.chunks_exact(out.len()) {
+    for part in partials.chunks_exact(d) {
         for (o, &p) in out.iter_mut().zip(part) {
             *o += p;
         }

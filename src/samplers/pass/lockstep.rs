@@ -246,7 +246,7 @@ impl Inner {
             self.shared += 1;
             slot.outcome = Some(match slot.request {
                 Request::Gradient { .. } => {
-                    fold_partials(&slot.grad_parts, &mut slot.grad);
+                    fold_partials(&slot.grad_parts, d, &mut slot.grad);
                     Outcome::Gradient(Ok(slot.grad_clipped))
                 }
                 _ => Outcome::Ratio(fold_sums(&slot.ratio_parts)),
@@ -298,7 +298,11 @@ pub(super) fn gradient<M: Model + ?Sized>(
     slot.request = Request::Idle;
     match slot.outcome.take() {
         Some(Outcome::Gradient(Ok(clipped))) => {
-            out.copy_from_slice(&slot.grad);
+            // as a chain's own pass fills `out` (whatever its length)
+            out.fill(0.0);
+            for (o, &g) in out.iter_mut().zip(&slot.grad) {
+                *o = g;
+            }
             Some(Ok(clipped))
         }
         Some(Outcome::Gradient(Err(e))) => Some(Err(e)),
