@@ -756,8 +756,9 @@ mod tests {
             "the box takes its first chain's place"
         );
 
+        let chains = &units[0];
         let mut budgets = HashMap::new();
-        for t in &boxed_tasks(&units) {
+        for t in chains {
             let key = budget_key(t).unwrap();
             budgets
                 .entry(key)
@@ -765,10 +766,10 @@ mod tests {
         }
         let p = &problems[&(Experiment::EasyBanana10d, 60_000)];
         let group = Lockstep::new(&p.model as &dyn Model, 3);
-        let together = run_members(&group, &boxed_tasks(&units), p, &budgets, (7, None));
+        let together = run_members(&group, chains, p, &budgets, (7, None));
         // every chain's passes went through the group (three chains' gradients and ratios)
         assert!(group.shared_passes() > 3 * 2 * budgets.values().sum::<usize>());
-        for (t, row) in boxed_tasks(&units).iter().zip(together) {
+        for (t, row) in chains.iter().zip(together) {
             let p = &problems[&(t.experiment, t.n)];
             let mut alone = run_task(t, p, &budgets, 7, None).unwrap().unwrap();
             let row = row.unwrap().unwrap();
@@ -776,13 +777,5 @@ mod tests {
             alone.wall_seconds = row.wall_seconds;
             assert_eq!(row, alone, "{}", t.id());
         }
-    }
-
-    fn boxed_tasks<'a>(units: &[Vec<&'a Task>]) -> Vec<&'a Task> {
-        units
-            .iter()
-            .find(|u| u.len() > 1)
-            .cloned()
-            .unwrap_or_default()
     }
 }

@@ -35,8 +35,6 @@ pub struct Lockstep {
 
 #[derive(Debug)]
 struct Inner {
-    /// Whether each member is still running.
-    live: Vec<bool>,
     slots: Vec<Slot>,
     /// The computing member's gradient scratch and ratio buffer (allocated at the first
     /// pass, then reused).
@@ -46,17 +44,20 @@ struct Inner {
     shared: usize,
 }
 
-/// One member's request and its result.
-#[derive(Debug, Default)]
+/// One member: whether it is still running, its request, and the request's per-chunk sums
+/// once computed (`done`; a gradient pass that failed holds its error instead), which the
+/// member folds in chunk order as its own pass would.
+#[derive(Debug)]
 struct Slot {
+    live: bool,
     request: Request,
     theta: Vec<f64>,
     theta_new: Vec<f64>,
-    grad: Vec<f64>,
     grad_parts: Vec<f64>,
     grad_clipped: usize,
     ratio_parts: Vec<ClippedSum>,
-    outcome: Option<Outcome>,
+    error: Option<crate::Error>,
+    done: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -72,15 +73,10 @@ enum Request {
     },
 }
 
-#[derive(Debug)]
-enum Outcome {
-    Gradient(crate::Result<usize>),
-    Ratio(ClippedSum),
-}
-
 impl Slot {
+    /// A running member with a request not yet computed.
     fn waiting(&self) -> bool {
-        !matches!(self.request, Request::Idle) && self.outcome.is_none()
+        self.live && !matches!(self.request, Request::Idle) && !self.done
     }
 }
 
@@ -101,8 +97,19 @@ impl Lockstep {
         Arc::new(Lockstep {
             model: address(model),
             inner: Mutex::new(Inner {
-                live: vec![true; members],
-                slots: (0..members).map(|_| Slot::default()).collect(),
+                slots: (0..members)
+                    .map(|_| Slot {
+                        live: true,
+                        request: Request::Idle,
+                        theta: Vec::new(),
+                        theta_new: Vec::new(),
+                        grad_parts: Vec::new(),
+                        grad_clipped: 0,
+                        ratio_parts: Vec::new(),
+                        error: None,
+                        done: false,
+                    })
+                    .collect(),
                 scratch: None,
                 buf: Vec::new(),
                 shared: 0,
@@ -125,12 +132,9 @@ impl Lockstep {
     /// Member `i` stopped: it no longer holds the others back.
     fn leave(&self, i: usize) {
         let mut g = self.lock();
-        if let Some(live) = g.live.get_mut(i) {
-            *live = false;
-        }
         if let Some(slot) = g.slots.get_mut(i) {
+            slot.live = false;
             slot.request = Request::Idle;
-            slot.outcome = None;
         }
         drop(g);
         self.turn.notify_all();
@@ -146,15 +150,12 @@ impl Lockstep {
     ) -> MutexGuard<'_, Inner> {
         let mut g = self.lock();
         fill(&mut g.slots[i]);
+        g.slots[i].done = false;
         loop {
-            if g.slots[i].outcome.is_some() {
+            if g.slots[i].done {
                 return g;
             }
-            let all_waiting = g
-                .live
-                .iter()
-                .zip(&g.slots)
-                .all(|(&live, slot)| !live || slot.waiting());
+            let all_waiting = g.slots.iter().all(|slot| !slot.live || slot.waiting());
             if all_waiting {
                 g.compute(model);
                 self.turn.notify_all();
@@ -203,7 +204,6 @@ impl Inner {
         }
         for slot in self.slots.iter_mut().filter(|s| s.waiting()) {
             slot.grad_clipped = 0;
-            slot.grad.resize(d, 0.0);
             slot.grad_parts.resize(chunks * d, 0.0);
             slot.ratio_parts.resize(chunks, ClippedSum::default());
         }
@@ -217,7 +217,8 @@ impl Inner {
                     grad_parts,
                     grad_clipped,
                     ratio_parts,
-                    outcome,
+                    error,
+                    done,
                     ..
                 } = slot;
                 match *request {
@@ -228,7 +229,8 @@ impl Inner {
                         *grad_clipped += scratch.clipped;
                         if let Some(e) = scratch.error.take() {
                             // the first failing chunk in chunk order, as a chain's own pass
-                            *outcome = Some(Outcome::Gradient(Err(e)));
+                            *error = Some(e);
+                            *done = true;
                         }
                     }
                     Request::Ratio { bound, raw } => {
@@ -244,13 +246,7 @@ impl Inner {
         }
         for slot in self.slots.iter_mut().filter(|s| s.waiting()) {
             self.shared += 1;
-            slot.outcome = Some(match slot.request {
-                Request::Gradient { .. } => {
-                    fold_partials(&slot.grad_parts, d, &mut slot.grad);
-                    Outcome::Gradient(Ok(slot.grad_clipped))
-                }
-                _ => Outcome::Ratio(fold_sums(&slot.ratio_parts)),
-            });
+            slot.done = true;
         }
     }
 }
@@ -296,18 +292,13 @@ pub(super) fn gradient<M: Model + ?Sized>(
     });
     let slot = &mut g.slots[i];
     slot.request = Request::Idle;
-    match slot.outcome.take() {
-        Some(Outcome::Gradient(Ok(clipped))) => {
-            // as a chain's own pass fills `out` (whatever its length)
-            out.fill(0.0);
-            for (o, &g) in out.iter_mut().zip(&slot.grad) {
-                *o = g;
-            }
-            Some(Ok(clipped))
+    Some(match slot.error.take() {
+        Some(e) => Err(e),
+        None => {
+            fold_partials(&slot.grad_parts, model.dim(), out);
+            Ok(slot.grad_clipped)
         }
-        Some(Outcome::Gradient(Err(e))) => Some(Err(e)),
-        _ => unreachable!("a gradient request gets a gradient outcome"),
-    }
+    })
 }
 
 /// The direct-ratio pass `Σ clip(ℓ_j(θ') − ℓ_j(θ), ±bound)` (with `RAW`, also unclipped),
@@ -329,8 +320,5 @@ pub(super) fn ratio<const RAW: bool, M: Model + ?Sized>(
     });
     let slot = &mut g.slots[i];
     slot.request = Request::Idle;
-    match slot.outcome.take() {
-        Some(Outcome::Ratio(sum)) => Some(sum),
-        _ => unreachable!("a ratio request gets a ratio outcome"),
-    }
+    Some(fold_sums(&slot.ratio_parts))
 }
