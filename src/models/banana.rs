@@ -424,6 +424,28 @@ impl<T: Element> Model for BananaModel<T> {
         Ok(())
     }
 
+    fn centred_gradient(&self, theta: &[f64]) -> Option<super::CentredGradient<'_>> {
+        let d = self.dim();
+        if d > super::CENTRED_MAX_DIM || theta.len() != d {
+            return None;
+        }
+        let mut columns = [(0.0, 0.0, &[][..]); super::CENTRED_MAX_DIM];
+        for (i, c) in columns[..d].iter_mut().enumerate() {
+            *c = (
+                self.tau[i],
+                self.mean_i(theta, i),
+                T::as_f64_slice(self.data.col(i))?,
+            );
+        }
+        // as `grad_log_lik_cols`: the bend is added only where it is not zero
+        let du2 = self.du2(theta);
+        Some(super::CentredGradient {
+            columns,
+            dim: d,
+            coupling: (du2 != 0.0).then_some(du2),
+        })
+    }
+
     fn has_gradient_sum(&self) -> bool {
         true
     }

@@ -107,6 +107,10 @@ pub trait Element:
     /// `f32` values, a reused per-thread buffer beyond).
     #[doc(hidden)]
     fn with_f64_row<R>(row: &[Self], f: impl FnOnce(&[f64]) -> R) -> R;
+
+    /// `x` itself if this type is `f64` (`None` for `f32`).
+    #[doc(hidden)]
+    fn as_f64_slice(x: &[Self]) -> Option<&[f64]>;
 }
 
 impl Element for f64 {
@@ -125,6 +129,10 @@ impl Element for f64 {
     #[inline(always)]
     fn with_f64_row<R>(row: &[Self], f: impl FnOnce(&[f64]) -> R) -> R {
         f(row)
+    }
+
+    fn as_f64_slice(x: &[Self]) -> Option<&[f64]> {
+        Some(x)
     }
 }
 
@@ -164,6 +172,10 @@ impl Element for f32 {
             BUF.with(|b| *b.borrow_mut() = buf);
             r
         }
+    }
+
+    fn as_f64_slice(_: &[Self]) -> Option<&[f64]> {
+        None
     }
 }
 

@@ -118,6 +118,10 @@ macro_rules! forward_model {
             let $s = self;
             ($inner).grad_log_lik_cols(theta, start, out)
         }
+        fn centred_gradient(&self, theta: &[f64]) -> Option<$crate::models::CentredGradient<'_>> {
+            let $s = self;
+            ($inner).centred_gradient(theta)
+        }
         fn has_gradient_sum(&self) -> bool {
             let $s = self;
             ($inner).has_gradient_sum()

@@ -216,6 +216,25 @@ pub trait Model: Send + Sync {
         ))
     }
 
+    /// The per-row gradients at `theta` as centred data columns, when they are exactly that
+    /// and the data are stored as `f64` ([`CentredGradient`]); `None` (the default) otherwise.
+    /// The clipped gradient pass then computes each row's gradient where it clips it, without
+    /// writing it out. The values must be those of
+    /// [`grad_log_lik_cols`](Model::grad_log_lik_cols), operation for operation.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{Experiment, Model};
+    /// let m = Experiment::EasyBanana2d.model()?;
+    /// let c = m.centred_gradient(&[0.5, 1.0]).expect("a banana's gradient is centred columns");
+    /// assert_eq!((c.dim, c.columns[0].2.len()), (2, m.n_rows()));
+    /// let circle = Experiment::Circle.model()?;
+    /// assert!(circle.centred_gradient(&[0.5, 1.0]).is_none()); // not centred columns
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    fn centred_gradient(&self, _theta: &[f64]) -> Option<CentredGradient<'_>> {
+        None
+    }
+
     /// Whether [`grad_log_lik_sum`](Model::grad_log_lik_sum) is implemented: the *unclipped*
     /// gradient of the whole log-likelihood from sufficient statistics, in `O(d²)` instead of
     /// a pass over the data. Only non-private kernels use it (DP kernels clip every row).
@@ -230,6 +249,23 @@ pub trait Model: Send + Sync {
             "this model has no closed-form gradient sum; implement `grad_log_lik_sum` and `has_gradient_sum`".into(),
         ))
     }
+}
+
+/// Most coordinates a [`CentredGradient`] holds.
+pub const CENTRED_MAX_DIM: usize = 32;
+
+/// Per-row gradients that are centred data columns ([`Model::centred_gradient`]): row `j`'s
+/// gradient is `g_i = t_i·(x_ji − μ_i)` for every coordinate `i < dim`, computed as written,
+/// and then, with a `coupling` `c`, `g_0 += g_1·c` (the banana models' bend).
+#[derive(Clone, Copy, Debug)]
+pub struct CentredGradient<'a> {
+    /// `(t_i, μ_i, column i)` for `i < dim` (each column with all the model's rows); the
+    /// entries from `dim` on are unused.
+    pub columns: [(f64, f64, &'a [f64]); CENTRED_MAX_DIM],
+    /// Coordinates in `columns`.
+    pub dim: usize,
+    /// `Some(c)` (`c ≠ 0`): `g_0 += g_1·c` after the centred values.
+    pub coupling: Option<f64>,
 }
 
 impl std::fmt::Debug for dyn Model {

@@ -225,7 +225,9 @@ impl Inner {
                     Request::Idle => {}
                     Request::Gradient { bound } => {
                         let parts = &mut grad_parts[first * d..last * d];
-                        GradPlan::new(model, bound).span(model, theta, first, scratch, parts);
+                        GradPlan::new(model, bound)
+                            .in_cache()
+                            .span(model, theta, first, scratch, parts);
                         *grad_clipped += scratch.clipped;
                         if let Some(e) = scratch.error.take() {
                             // the first failing chunk in chunk order, as a chain's own pass

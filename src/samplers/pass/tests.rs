@@ -1,7 +1,7 @@
 use super::gradient::*;
 use super::ratio::*;
 use super::*;
-use crate::models::{BananaModel, BananaParams};
+use crate::models::{BananaModel, BananaParams, ColumnData};
 use crate::models::{Layout, Model};
 
 /// A model seen through its row-wise methods only (no closed-form ratio, no column
@@ -263,7 +263,8 @@ impl Model for Poisoned<'_> {
 }
 
 /// Gradient chunks written and clipped a few hundred rows at a time (the fused sweep, up to
-/// 16 columns) are the same bits as the separate sweeps over whole chunks, including the
+/// 16 columns: the poisoned model; the banana itself takes the centred path, see
+/// `centred_gradients_equal_the_models_own`) are the same bits as the separate sweeps over whole chunks, including the
 /// last, short chunk (`len mod 4 ≠ 0`); a chunk with a NaN row falls back to the separate
 /// sweeps (the row contributes zero and counts as clipped).
 #[test]
@@ -304,6 +305,76 @@ fn fused_gradient_chunks_equal_the_separate_sweeps() {
                     c > 0 && c < n,
                     "{name}, d = {d}, bound {bound}: {c} clipped"
                 );
+            }
+        }
+    }
+}
+
+/// A banana's gradient pass from its centred columns (each row's gradient computed where it is
+/// clipped: eight rows in registers up to d = 16, blocks of 32 beyond when the data are in
+/// cache, as in a lockstep group) is the same bits, and
+/// the same clipped count, as its own column gradients through the separate sweeps: with and
+/// without the bend (`θ₀ ≠ m`, `θ₀ = m`), at three bounds, for dimensions on both sides of 16,
+/// and with a row whose squared norm overflows (its chunk falls back to the separate sweeps).
+#[test]
+fn centred_gradients_equal_the_models_own() {
+    // short data sets too (four rows and a tail; eight and a tail; 32, four and a tail): sums
+    // of a few terms keep a one-ulp change of any row's gradient
+    for (n, d) in [2, 3, 10, 16, 17, 30]
+        .into_iter()
+        .flat_map(|d| [5, 9, 37, 2 * CHUNK + 77].map(|n| (n, d)))
+    {
+        let params = BananaParams::thesis(d, 20.0);
+        let mut centre = vec![0.0; d];
+        centre[1] = 3.0;
+        let data = params.generate(&centre, n, 5).unwrap();
+        let mut cols: Vec<Vec<f64>> = (0..d).map(|i| data.col(i).to_vec()).collect();
+        let plain = BananaModel::new(data, params.clone()).unwrap();
+        cols[d - 1][n / 2 + 1] = 1e300;
+        let huge = ColumnData::from_columns(cols).unwrap();
+        let huge = BananaModel::new(huge, params.clone()).unwrap();
+        for (name, m) in [("plain", &plain), ("huge row", &huge)] {
+            for bent in [true, false] {
+                let mut theta: Vec<f64> = (0..d).map(|i| 0.2 * i as f64 - 0.1).collect();
+                if !bent {
+                    theta[0] = params.m;
+                }
+                let centred = m.centred_gradient(&theta).expect("a banana's columns");
+                assert_eq!(centred.coupling.is_some(), bent, "d = {d}");
+                let mut norms: Vec<f64> = (0..n)
+                    .map(|j| {
+                        let mut g = vec![0.0; d];
+                        plain.grad_log_lik_row(&theta, j, &mut g).unwrap();
+                        g.iter().map(|x| x * x).sum::<f64>().sqrt()
+                    })
+                    .collect();
+                norms.sort_by(f64::total_cmp);
+                for bound in [norms[n / 4], norms[n / 2], norms[n * 9 / 10]] {
+                    let mut want = vec![0.0; d];
+                    let cwant = sequential_grad_sum(m, &theta, bound, &mut want);
+                    let mut got = vec![f64::NAN; d];
+                    let c = GradBuffer::new(m)
+                        .clipped_grad_sum(m, &theta, bound, &mut got)
+                        .unwrap();
+                    let b = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    let what = format!("{name}, n = {n}, d = {d}, bent {bent}, bound {bound}");
+                    assert_eq!((c, b(&got)), (cwant, b(&want)), "{what}");
+                    // as a lockstep group computes it (data in cache: wide centred columns too)
+                    let mut scratch = GradScratch::new(d, false);
+                    let mut parts = vec![0.0; n.div_ceil(CHUNK) * d];
+                    GradPlan::new(m, bound)
+                        .in_cache()
+                        .span(m, &theta, 0, &mut scratch, &mut parts);
+                    assert!(scratch.error.is_none(), "{what}");
+                    fold_partials(&parts, d, &mut got);
+                    assert_eq!(
+                        (scratch.clipped, b(&got)),
+                        (cwant, b(&want)),
+                        "in cache: {what}"
+                    );
+                    assert!(got.iter().all(|x| x.is_finite()), "{what}");
+                    assert!(n < 100 || (c > 0 && c < n), "{what}: {c} clipped");
+                }
             }
         }
     }
