@@ -244,6 +244,20 @@ fn sequential_grad_sum<M: Model + ?Sized>(m: &M, t: &[f64], b: f64, out: &mut [f
     clipped
 }
 
+/// Clip bounds at the 25 %, 50 % and 90 % quantiles of the rows' gradient norms at `theta`.
+fn quantile_bounds(m: &BananaModel, theta: &[f64]) -> [f64; 3] {
+    let (n, d) = (m.n_rows(), m.dim());
+    let mut norms: Vec<f64> = (0..n)
+        .map(|j| {
+            let mut g = vec![0.0; d];
+            m.grad_log_lik_row(theta, j, &mut g).unwrap();
+            g.iter().map(|x| x * x).sum::<f64>().sqrt()
+        })
+        .collect();
+    norms.sort_by(f64::total_cmp);
+    [norms[n / 4], norms[n / 2], norms[n * 9 / 10]]
+}
+
 /// A model whose gradient at one row is NaN (column gradients, written in any row range).
 struct Poisoned<'a>(&'a BananaModel, usize);
 
@@ -277,17 +291,8 @@ fn fused_gradient_chunks_equal_the_separate_sweeps() {
         let banana = BananaModel::new(params.generate(&centre, n, 5).unwrap(), params).unwrap();
         let theta: Vec<f64> = (0..d).map(|i| 0.2 * i as f64 - 0.1).collect();
         let poisoned = Poisoned(&banana, CHUNK + 700);
-        // bounds at the 25 %, 50 % and 90 % quantiles of the rows' gradient norms
-        let mut norms: Vec<f64> = (0..n)
-            .map(|j| {
-                let mut g = vec![0.0; d];
-                banana.grad_log_lik_row(&theta, j, &mut g).unwrap();
-                g.iter().map(|x| x * x).sum::<f64>().sqrt()
-            })
-            .collect();
-        norms.sort_by(f64::total_cmp);
         for (name, m) in [("banana", &banana as &dyn Model), ("poisoned", &poisoned)] {
-            for bound in [norms[n / 4], norms[n / 2], norms[n * 9 / 10]] {
+            for bound in quantile_bounds(&banana, &theta) {
                 let mut want = vec![0.0; d];
                 let cwant = sequential_grad_sum(m, &theta, bound, &mut want);
                 let mut got = vec![f64::NAN; d];
@@ -341,15 +346,7 @@ fn centred_gradients_equal_the_models_own() {
                 }
                 let centred = m.centred_gradient(&theta).expect("a banana's columns");
                 assert_eq!(centred.coupling.is_some(), bent, "d = {d}");
-                let mut norms: Vec<f64> = (0..n)
-                    .map(|j| {
-                        let mut g = vec![0.0; d];
-                        plain.grad_log_lik_row(&theta, j, &mut g).unwrap();
-                        g.iter().map(|x| x * x).sum::<f64>().sqrt()
-                    })
-                    .collect();
-                norms.sort_by(f64::total_cmp);
-                for bound in [norms[n / 4], norms[n / 2], norms[n * 9 / 10]] {
+                for bound in quantile_bounds(&plain, &theta) {
                     let mut want = vec![0.0; d];
                     let cwant = sequential_grad_sum(m, &theta, bound, &mut want);
                     let mut got = vec![f64::NAN; d];
