@@ -244,6 +244,24 @@ fn sequential_grad_sum<M: Model + ?Sized>(m: &M, t: &[f64], b: f64, out: &mut [f
     clipped
 }
 
+/// `[pass, sweeps]`: the clipped-row count and the bits of the sum of a gradient pass of `m` at
+/// `theta` clipped at `bound` (`GradBuffer`), and of the separate sweeps it must reproduce.
+fn pass_and_sweeps<M: Model + ?Sized>(m: &M, theta: &[f64], bound: f64) -> [(usize, Vec<u64>); 2] {
+    let d = m.dim();
+    let mut got = vec![f64::NAN; d];
+    let c = GradBuffer::new(m)
+        .clipped_grad_sum(m, theta, bound, &mut got)
+        .unwrap();
+    let mut want = vec![0.0; d];
+    let cwant = sequential_grad_sum(m, theta, bound, &mut want);
+    [(c, bits(&got)), (cwant, bits(&want))]
+}
+
+/// The bits of each value.
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
 /// Clip bounds at the 25 %, 50 % and 90 % quantiles of the rows' gradient norms at `theta`.
 fn quantile_bounds(m: &BananaModel, theta: &[f64]) -> [f64; 3] {
     let (n, d) = (m.n_rows(), m.dim());
@@ -293,19 +311,16 @@ fn fused_gradient_chunks_equal_the_separate_sweeps() {
         let poisoned = Poisoned(&banana, CHUNK + 700);
         for (name, m) in [("banana", &banana as &dyn Model), ("poisoned", &poisoned)] {
             for bound in quantile_bounds(&banana, &theta) {
-                let mut want = vec![0.0; d];
-                let cwant = sequential_grad_sum(m, &theta, bound, &mut want);
-                let mut got = vec![f64::NAN; d];
-                let c = GradBuffer::new(m)
-                    .clipped_grad_sum(m, &theta, bound, &mut got)
-                    .unwrap();
-                let b = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let [(c, got), want] = pass_and_sweeps(m, &theta, bound);
                 assert_eq!(
-                    (c, b(&got)),
-                    (cwant, b(&want)),
+                    (c, &got),
+                    (want.0, &want.1),
                     "{name}, d = {d}, bound {bound}"
                 );
-                assert!(got.iter().all(|x| x.is_finite()), "{name}, d = {d}");
+                assert!(
+                    got.iter().all(|&x| f64::from_bits(x).is_finite()),
+                    "{name}, d = {d}"
+                );
                 assert!(
                     c > 0 && c < n,
                     "{name}, d = {d}, bound {bound}: {c} clipped"
@@ -347,15 +362,9 @@ fn centred_gradients_equal_the_models_own() {
                 let centred = m.centred_gradient(&theta).expect("a banana's columns");
                 assert_eq!(centred.coupling.is_some(), bent, "d = {d}");
                 for bound in quantile_bounds(&plain, &theta) {
-                    let mut want = vec![0.0; d];
-                    let cwant = sequential_grad_sum(m, &theta, bound, &mut want);
-                    let mut got = vec![f64::NAN; d];
-                    let c = GradBuffer::new(m)
-                        .clipped_grad_sum(m, &theta, bound, &mut got)
-                        .unwrap();
-                    let b = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    let [(c, got), (cwant, want)] = pass_and_sweeps(m, &theta, bound);
                     let what = format!("{name}, n = {n}, d = {d}, bent {bent}, bound {bound}");
-                    assert_eq!((c, b(&got)), (cwant, b(&want)), "{what}");
+                    assert_eq!((c, &got), (cwant, &want), "{what}");
                     // as a lockstep group computes it (data in cache: wide centred columns too)
                     let mut scratch = GradScratch::new(d, false);
                     let mut parts = vec![0.0; n.div_ceil(CHUNK) * d];
@@ -363,13 +372,14 @@ fn centred_gradients_equal_the_models_own() {
                         .in_cache()
                         .span(m, &theta, 0, &mut scratch, &mut parts);
                     assert!(scratch.error.is_none(), "{what}");
-                    fold_partials(&parts, d, &mut got);
+                    let mut sum = vec![f64::NAN; d];
+                    fold_partials(&parts, d, &mut sum);
                     assert_eq!(
-                        (scratch.clipped, b(&got)),
-                        (cwant, b(&want)),
+                        (scratch.clipped, bits(&sum)),
+                        (cwant, want),
                         "in cache: {what}"
                     );
-                    assert!(got.iter().all(|x| x.is_finite()), "{what}");
+                    assert!(sum.iter().all(|x| x.is_finite()), "{what}");
                     assert!(n < 100 || (c > 0 && c < n), "{what}: {c} clipped");
                 }
             }
