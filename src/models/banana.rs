@@ -266,6 +266,16 @@ impl<T: Element> BananaModel<T> {
         Some((c, -c * 0.5 * (mu + mu_new)))
     }
 
+    /// The row-independent part of the ratio: `Σ c0_i` over the coordinates whose mean moves
+    /// ([`ratio_coef`](Self::ratio_coef)), in coordinate order.
+    #[inline]
+    fn ratio_constant(&self, theta: &[f64], theta_new: &[f64]) -> f64 {
+        (0..self.dim())
+            .filter_map(|i| self.ratio_coef(theta, theta_new, i))
+            .map(|(_, c0)| c0)
+            .sum()
+    }
+
     /// `∂u₂/∂θ₁ = 2a(θ₁ − m)`.
     #[inline]
     fn du2(&self, theta: &[f64]) -> f64 {
@@ -349,15 +359,24 @@ impl<T: Element> Model for BananaModel<T> {
 
     fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
         let end = start + out.len();
-        let constant = (0..self.dim())
-            .filter_map(|i| self.ratio_coef(theta, theta_new, i))
-            .map(|(_, c0)| c0)
-            .sum();
+        let constant = self.ratio_constant(theta, theta_new);
         let terms = (0..self.dim()).filter_map(|i| {
             self.ratio_coef(theta, theta_new, i)
                 .map(|(c, _)| (c, &self.data.col(i)[start..end]))
         });
         linear::rows(out, constant, terms);
+    }
+
+    fn linear_ratio(&self, theta: &[f64], theta_new: &[f64]) -> Option<super::LinearRatio<'_>> {
+        let d = self.dim();
+        if theta.len() != d || theta_new.len() != d {
+            return None;
+        }
+        let terms = (0..d).filter_map(|i| {
+            self.ratio_coef(theta, theta_new, i)
+                .map(|(c, _)| (c, self.data.col(i)))
+        });
+        linear::linear_ratio(self.ratio_constant(theta, theta_new), terms)
     }
 
     fn log_lik_ratio_indexed(
@@ -367,10 +386,7 @@ impl<T: Element> Model for BananaModel<T> {
         rows: &[usize],
         out: &mut [f64],
     ) {
-        let constant = (0..self.dim())
-            .filter_map(|i| self.ratio_coef(theta, theta_new, i))
-            .map(|(_, c0)| c0)
-            .sum();
+        let constant = self.ratio_constant(theta, theta_new);
         let terms = (0..self.dim()).filter_map(|i| {
             self.ratio_coef(theta, theta_new, i)
                 .map(|(c, _)| (c, self.data.col(i)))

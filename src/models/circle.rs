@@ -137,6 +137,16 @@ impl<T: Element> CircleModel<T> {
     pub fn radii_squared(&self) -> &[T] {
         &self.r2
     }
+
+    /// The ratio `r_j = c2·r_j² + c1` of `theta_new` against `theta` as `(c2, c1)`:
+    /// `−a(s' − s)(s' + s − 2r²)` with `s = ‖θ‖²`.
+    #[inline]
+    fn ratio_coefs(&self, theta: &[f64], theta_new: &[f64]) -> (f64, f64) {
+        let (s, s_new) = (sq_norm(theta), sq_norm(theta_new));
+        let c2 = 2.0 * self.a * (s_new - s);
+        let c1 = -self.a * (s_new - s) * (s_new + s);
+        (c2, c1)
+    }
 }
 
 #[inline]
@@ -201,10 +211,7 @@ impl<T: Element> Model for CircleModel<T> {
     }
 
     fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
-        let (s, s_new) = (sq_norm(theta), sq_norm(theta_new));
-        // −a(s' − s)(s' + s − 2r²) = c2·r² + c1
-        let c2 = 2.0 * self.a * (s_new - s);
-        let c1 = -self.a * (s_new - s) * (s_new + s);
+        let (c2, c1) = self.ratio_coefs(theta, theta_new);
         let end = start + out.len();
         for (o, &r2) in out.iter_mut().zip(&self.r2[start..end]) {
             *o = c2 * r2.to_f64() + c1;
@@ -218,12 +225,16 @@ impl<T: Element> Model for CircleModel<T> {
         rows: &[usize],
         out: &mut [f64],
     ) {
-        let (s, s_new) = (sq_norm(theta), sq_norm(theta_new));
-        let c2 = 2.0 * self.a * (s_new - s);
-        let c1 = -self.a * (s_new - s) * (s_new + s);
+        let (c2, c1) = self.ratio_coefs(theta, theta_new);
         for (o, &j) in out.iter_mut().zip(rows) {
             *o = c2 * self.r2[j].to_f64() + c1;
         }
+    }
+
+    fn linear_ratio(&self, theta: &[f64], theta_new: &[f64]) -> Option<super::LinearRatio<'_>> {
+        // `c2·r² + c1` is `c1 + c2·r²`: a floating-point sum does not depend on its order
+        let (c2, c1) = self.ratio_coefs(theta, theta_new);
+        super::linear::linear_ratio(c1, std::iter::once((c2, &self.r2[..])))
     }
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {

@@ -122,6 +122,14 @@ macro_rules! forward_model {
             let $s = self;
             ($inner).centred_gradient(theta)
         }
+        fn linear_ratio(
+            &self,
+            theta: &[f64],
+            theta_new: &[f64],
+        ) -> Option<$crate::models::LinearRatio<'_>> {
+            let $s = self;
+            ($inner).linear_ratio(theta, theta_new)
+        }
         fn has_gradient_sum(&self) -> bool {
             let $s = self;
             ($inner).has_gradient_sum()

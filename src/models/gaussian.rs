@@ -279,6 +279,16 @@ impl<T: Element> GaussianModel<T> {
         (w != 0.0).then(|| (w, -w * 0.5 * (theta[k] + theta_new[k])))
     }
 
+    /// The row-independent part of the ratio: `Σ c0_k` over the columns with `w_k ≠ 0`
+    /// ([`ratio_coef`](Self::ratio_coef)), in column order.
+    #[inline]
+    fn ratio_constant(&self, theta: &[f64], theta_new: &[f64]) -> f64 {
+        (0..self.dim())
+            .filter_map(|k| self.ratio_coef(theta, theta_new, k))
+            .map(|(_, c0)| c0)
+            .sum()
+    }
+
     #[inline]
     fn p(&self, i: usize, l: usize) -> f64 {
         self.prec[i * self.dim() + l]
@@ -370,15 +380,24 @@ impl<T: Element> Model for GaussianModel<T> {
     fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
         let end = start + out.len();
         let d = self.dim();
-        let constant = (0..d)
-            .filter_map(|k| self.ratio_coef(theta, theta_new, k))
-            .map(|(_, c0)| c0)
-            .sum();
+        let constant = self.ratio_constant(theta, theta_new);
         let terms = (0..d).filter_map(|k| {
             self.ratio_coef(theta, theta_new, k)
                 .map(|(w, _)| (w, &self.data.col(k)[start..end]))
         });
         linear::rows(out, constant, terms);
+    }
+
+    fn linear_ratio(&self, theta: &[f64], theta_new: &[f64]) -> Option<super::LinearRatio<'_>> {
+        let d = self.dim();
+        if theta.len() != d || theta_new.len() != d {
+            return None;
+        }
+        let terms = (0..d).filter_map(|k| {
+            self.ratio_coef(theta, theta_new, k)
+                .map(|(w, _)| (w, self.data.col(k)))
+        });
+        linear::linear_ratio(self.ratio_constant(theta, theta_new), terms)
     }
 
     fn log_lik_ratio_indexed(
@@ -389,10 +408,7 @@ impl<T: Element> Model for GaussianModel<T> {
         out: &mut [f64],
     ) {
         let d = self.dim();
-        let constant = (0..d)
-            .filter_map(|k| self.ratio_coef(theta, theta_new, k))
-            .map(|(_, c0)| c0)
-            .sum();
+        let constant = self.ratio_constant(theta, theta_new);
         let terms = (0..d).filter_map(|k| {
             self.ratio_coef(theta, theta_new, k)
                 .map(|(w, _)| (w, self.data.col(k)))

@@ -3,7 +3,7 @@
 //! one-coordinate update streams through one or two columns; no allocation. Generic over the
 //! stored type (`f64` or `f32`): each value is read as `f64`, so the `f64` loops are unchanged.
 
-use crate::models::Element;
+use crate::models::{Element, LINEAR_RATIO_MAX_TERMS, LinearRatio};
 
 /// `out[k] = constant + Σ_(w, col) w · col[k]` (each `col` has `out.len()` values), summed
 /// left to right: `((constant + w₀x₀) + w₁x₁) + …`.
@@ -62,6 +62,25 @@ pub(crate) fn rows<'a, T: Element>(
             return;
         }
     }
+}
+
+/// The [`LinearRatio`] of the ratios [`rows`] writes for `constant` and `terms` (the columns
+/// whole); `None` where a column is not stored as `f64` or there are more than
+/// [`LINEAR_RATIO_MAX_TERMS`] terms.
+pub(crate) fn linear_ratio<'a, T: Element>(
+    constant: f64,
+    terms: impl Iterator<Item = (f64, &'a [T])>,
+) -> Option<LinearRatio<'a>> {
+    let mut out = LinearRatio {
+        constant,
+        terms: [(0.0, &[]); LINEAR_RATIO_MAX_TERMS],
+        len: 0,
+    };
+    for (w, col) in terms {
+        *out.terms.get_mut(out.len)? = (w, T::as_f64_slice(col)?);
+        out.len += 1;
+    }
+    Some(out)
 }
 
 /// `out_i[k] = t_i · (x_i[k] − μ_i)` for every column `i` (`out` column-major, `len` rows per

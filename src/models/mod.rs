@@ -191,6 +191,33 @@ pub trait Model: Send + Sync {
         }
     }
 
+    /// The per-row ratios `r_j` of [`log_lik_ratio_rows`](Model::log_lik_ratio_rows) as a
+    /// linear form in the row's data columns, when they are exactly that and the data are
+    /// stored as `f64` ([`LinearRatio`]); `None` (the default) otherwise. A ratio pass then
+    /// computes each row's ratio where it clips and sums it, without writing it out. The
+    /// values must be those of `log_lik_ratio_rows`, operation for operation.
+    ///
+    /// ```
+    /// use dp_mcmc::models::{ColumnData, Experiment, LogisticModel, Model};
+    /// let m = Experiment::EasyBanana2d.model()?;
+    /// let (theta, theta_new) = ([0.5, 1.0], [0.5, 1.25]);
+    /// let r = m.linear_ratio(&theta, &theta_new).expect("a banana's ratio is linear in the row");
+    /// let mut direct = [0.0; 3];
+    /// m.log_lik_ratio_rows(&theta, &theta_new, 0, &mut direct);
+    /// for (j, &d) in direct.iter().enumerate() {
+    ///     let terms = r.terms[..r.len].iter();
+    ///     let v = terms.fold(r.constant, |acc, &(w, x)| acc + w * x[j]);
+    ///     assert_eq!(v.to_bits(), d.to_bits());
+    /// }
+    /// let x = ColumnData::from_columns(vec![vec![1.0; 3], vec![-1.0, 0.1, 2.0]])?;
+    /// let logistic = LogisticModel::new(x, &[0.0, 1.0, 1.0], 10.0)?;
+    /// assert!(logistic.linear_ratio(&theta, &theta_new).is_none()); // not linear in the row
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    fn linear_ratio(&self, _theta: &[f64], _theta_new: &[f64]) -> Option<LinearRatio<'_>> {
+        None
+    }
+
     /// Per-row gradients of rows `start .. start + out.len() / d`, row-major
     /// (`out[k*d .. (k+1)*d]` is the gradient of row `start + k`).
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {
@@ -266,6 +293,23 @@ pub struct CentredGradient<'a> {
     pub dim: usize,
     /// `Some(c)` (`c ≠ 0`): `g_0 += g_1·c` after the centred values.
     pub coupling: Option<f64>,
+}
+
+/// Most columns a [`LinearRatio`] holds.
+pub const LINEAR_RATIO_MAX_TERMS: usize = 32;
+
+/// Per-row log-likelihood ratios linear in the row ([`Model::linear_ratio`]): row `j`'s ratio
+/// is `((constant + w_0·x_j0) + w_1·x_j1) + …` over the `len` terms `(w_k, column k)` in
+/// order, each product rounded before it is added (no fused multiply-add).
+#[derive(Clone, Copy, Debug)]
+pub struct LinearRatio<'a> {
+    /// The ratio's part that does not depend on the row.
+    pub constant: f64,
+    /// `(w_k, column k)` for `k < len` (each column with all the model's rows); the entries
+    /// from `len` on are unused.
+    pub terms: [(f64, &'a [f64]); LINEAR_RATIO_MAX_TERMS],
+    /// Terms in `terms`.
+    pub len: usize,
 }
 
 impl std::fmt::Debug for dyn Model {

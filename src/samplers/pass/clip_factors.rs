@@ -47,7 +47,7 @@ pub(super) fn every_row(squared_norms: &mut [f64], bound: f64) -> (u64, bool) {
 
 /// The clip factors with AVX-512F: square roots and divisions for the clipped rows only.
 #[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
-mod avx512 {
+pub(super) mod avx512 {
     use std::arch::x86_64::{
         __m512d, __m512i, _CMP_GT_OQ, _CMP_LT_OQ, _mm512_abs_pd, _mm512_cmp_pd_mask, _mm512_div_pd,
         _mm512_loadu_pd, _mm512_loadu_si512, _mm512_mask_div_pd, _mm512_mask_expand_pd,
@@ -89,9 +89,10 @@ mod avx512 {
         t
     }
 
+    /// The first 8 values of `x` (an unaligned load; also the linear ratios' kernel's).
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn load(x: &[f64]) -> __m512d {
+    pub(in crate::samplers::pass) fn load(x: &[f64]) -> __m512d {
         let x = &x[..V];
         // SAFETY: `x` holds 8 values; an unaligned load reads exactly those.
         unsafe { _mm512_loadu_pd(x.as_ptr()) }

@@ -20,6 +20,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::CHUNK;
 use super::gradient::{GradPlan, GradScratch, fold_partials};
+use super::linear_ratio::linear_span;
 use super::ratio::{ClippedSum, fold_sums, ratio_span};
 use crate::models::Model;
 
@@ -236,10 +237,14 @@ impl Inner {
                         }
                     }
                     Request::Ratio { bound, raw } => {
+                        let parts = &mut ratio_parts[first..last];
+                        if let Some(lr) = model.linear_ratio(theta, theta_new) {
+                            linear_span(&lr, raw, (first, n), bound, parts);
+                            continue;
+                        }
                         let ratios = |start: usize, buf: &mut [f64], _: &mut [f64]| {
                             model.log_lik_ratio_rows(theta, theta_new, start, buf);
                         };
-                        let parts = &mut ratio_parts[first..last];
                         let (buf, rows) = (&mut self.buf[..], (first, n));
                         direct_ratio_span(raw, &ratios, (rows, span, bound), buf, parts);
                     }

@@ -6,12 +6,14 @@
 //! likelihood evaluation against a cache of the current state's per-row values).
 //!
 //! Two passes: the ratio pass (`ratio.rs`: clipped per-row log-likelihood ratios, with the
-//! per-row cache of models without a closed-form ratio) and the gradient pass (`gradient.rs`:
+//! per-row cache of models without a closed-form ratio; ratios linear in the row computed where
+//! they are clipped, `linear_ratio.rs`) and the gradient pass (`gradient.rs`:
 //! clipped per-row gradients, column by column, with their clip factors from
 //! `clip_factors.rs`).
 
 mod clip_factors;
 mod gradient;
+mod linear_ratio;
 mod lockstep;
 mod ratio;
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The ratio pass: clipped per-row log-likelihood ratios, summed, in chunks of [`CHUNK`].
 
 use super::CHUNK;
-use crate::models::{Layout, Model};
+use super::linear_ratio::linear_span;
+use crate::models::{Layout, LinearRatio, Model};
 use crate::samplers::split::{Split, run_groups};
 
 /// Sum of clipped per-row ratios and how many rows were clipped.
@@ -24,27 +25,64 @@ impl ClippedSum {
     /// fixed, so results are reproducible. `RAW` also sums the unclipped values.
     #[inline(always)]
     pub(super) fn add_chunk<const RAW: bool>(&mut self, r: &[f64], bound: f64) {
-        let (mut s, mut raw, mut c) = ([0.0; LANES], [0.0; LANES], [0u64; LANES]);
-        let mut lanes = r.chunks_exact(LANES);
-        for x in &mut lanes {
-            for k in 0..LANES {
-                s[k] += clamp_nan_low(x[k], bound);
-                c[k] += u64::from(x[k].abs() > bound);
-                if RAW {
-                    raw[k] += x[k];
-                }
+        let mut lanes = ChunkLanes::default();
+        let mut groups = r.chunks_exact(LANES);
+        for x in &mut groups {
+            let x: &[f64; LANES] = x.try_into().expect("a group of LANES rows");
+            lanes.add_block::<RAW, LANES>(x, bound);
+        }
+        for &x in groups.remainder() {
+            lanes.add_last::<RAW>(x, bound);
+        }
+        lanes.add_to(self);
+    }
+}
+
+/// A chunk's lane sums as [`ClippedSum::add_chunk`] forms them, fed a few rows at a time:
+/// whole groups of [`LANES`] rows to lanes `0..LANES` in order, then the last `len mod 4`
+/// rows to lane 0 (and the clipped rows counted, in any order).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ChunkLanes {
+    pub(super) sum: [f64; LANES],
+    pub(super) raw: [f64; LANES],
+    pub(super) clipped: u64,
+}
+
+impl ChunkLanes {
+    /// Adds the next `R` rows' ratios `x` (`R` a multiple of [`LANES`]: whole groups).
+    #[inline(always)]
+    pub(super) fn add_block<const RAW: bool, const R: usize>(&mut self, x: &[f64; R], bound: f64) {
+        for &x in x {
+            self.clipped += u64::from(x.abs() > bound);
+        }
+        let clamped: [f64; R] = std::array::from_fn(|k| clamp_nan_low(x[k], bound));
+        for (k, &c) in clamped.iter().enumerate() {
+            self.sum[k % LANES] += c;
+        }
+        if RAW {
+            for (k, &x) in x.iter().enumerate() {
+                self.raw[k % LANES] += x;
             }
         }
-        for &x in lanes.remainder() {
-            s[0] += clamp_nan_low(x, bound);
-            c[0] += u64::from(x.abs() > bound);
-            if RAW {
-                raw[0] += x;
-            }
+    }
+
+    /// Adds one of the chunk's last `len mod 4` rows' ratio `x` (after its whole groups).
+    #[inline(always)]
+    pub(super) fn add_last<const RAW: bool>(&mut self, x: f64, bound: f64) {
+        self.sum[0] += clamp_nan_low(x, bound);
+        self.clipped += u64::from(x.abs() > bound);
+        if RAW {
+            self.raw[0] += x;
         }
-        self.sum += (s[0] + s[1]) + (s[2] + s[3]);
-        self.raw_sum += (raw[0] + raw[1]) + (raw[2] + raw[3]);
-        self.clipped += (c[0] + c[1] + c[2] + c[3]) as usize;
+    }
+
+    /// Adds the lanes to `out` (pairwise, as every chunk's sum is formed).
+    #[inline(always)]
+    pub(super) fn add_to(&self, out: &mut ClippedSum) {
+        let (s, raw) = (&self.sum, &self.raw);
+        out.sum += (s[0] + s[1]) + (s[2] + s[3]);
+        out.raw_sum += (raw[0] + raw[1]) + (raw[2] + raw[3]);
+        out.clipped += self.clipped as usize;
     }
 }
 
@@ -74,7 +112,7 @@ impl ClippedSum {
 }
 
 /// Lanes of a chunk's sums (see [`ClippedSum::add_chunk`]).
-const LANES: usize = 4;
+pub(super) const LANES: usize = 4;
 
 /// Chunks whose per-row ratios one model call writes, for a model of dimension `d`. A model
 /// reads its data column by column, so a call over more rows reads longer contiguous runs of
@@ -285,6 +323,9 @@ impl RowCache {
                 {
                     return routed;
                 }
+                if let Some(lr) = model.linear_ratio(theta, theta_new) {
+                    return self.pass.linear(&lr, RAW, n, bound);
+                }
                 let ratios = |start: usize, buf: &mut [f64], _: &mut [f64]| {
                     model.log_lik_ratio_rows(theta, theta_new, start, buf);
                 };
@@ -325,6 +366,25 @@ impl RatioPass {
             R::ratios(model, theta_new, start, cur, new, buf);
         };
         self.run::<RAW, R, _>(proposed, current.len(), bound, &ratios)
+    }
+
+    /// The pass of [`RowCache::clipped_ratio_sum`] over `n` rows whose per-row ratios are
+    /// linear in the row (`lr`): each chunk's sum from the data ([`linear_span`]), the chunk
+    /// sums added in chunk order.
+    fn linear(&mut self, lr: &LinearRatio, raw: bool, n: usize, bound: f64) -> ClippedSum {
+        let per = self.split.per_group();
+        let work = |g: usize, _: &mut Vec<f64>, parts: &mut [ClippedSum], _: &mut [f64]| {
+            linear_span(lr, raw, (g * per, n), bound, parts);
+        };
+        run_groups(
+            &self.split,
+            &mut self.chunks,
+            &mut self.partials,
+            1,
+            &mut [],
+            &work,
+        );
+        fold_sums(&self.partials)
     }
 
     /// The pass of [`RowCache::clipped_ratio_sum`] over `n` rows: `ratios(start, buf, new)`
@@ -374,9 +434,9 @@ pub(super) fn fold_sums(partials: &[ClippedSum]) -> ClippedSum {
 /// The clipped ratio sums of the chunks `first..first + parts.len()` of a pass over `n` rows,
 /// each chunk's into its slot of `parts`: `ratios(start, buf, new)` writes the per-row ratios
 /// of up to `call` chunks at a time into `buf` (and their cached values into `new`, these rows'
-/// share of the proposed cache, which is empty without a cache), then the chunks are summed
-/// two at a time (`ClippedSum::pair`), an odd last one alone. Each chunk's sum is formed on
-/// its own, so it does not depend on the span or the call it is computed in.
+/// share of the proposed cache, which is empty without a cache), then [`sum_chunks`] sums
+/// them. Each chunk's sum is formed on its own, so it does not depend on the span or the call
+/// it is computed in.
 pub(super) fn ratio_span<const RAW: bool, R, F>(
     ratios: &F,
     (first, n): (usize, usize),
@@ -399,20 +459,28 @@ pub(super) fn ratio_span<const RAW: bool, R, F>(
             &mut []
         };
         ratios(start, &mut buf[..len], new);
-        let mut rest = &mut buf[..len];
-        let mut pairs = slots.chunks_exact_mut(2);
-        for pair in &mut pairs {
-            let rows = std::mem::take(&mut rest);
-            let (a, tail) = rows.split_at_mut(CHUNK.min(rows.len()));
-            let (b, tail) = tail.split_at_mut(CHUNK.min(tail.len()));
-            rest = tail;
-            let [sa, sb] = ClippedSum::pair::<RAW>(a, b, bound);
-            pair[0] = sa;
-            pair[1] = sb;
-        }
-        if let [last] = pairs.into_remainder() {
-            *last = ClippedSum::default();
-            last.add_chunk::<RAW>(rest, bound);
-        }
+        sum_chunks::<RAW>(&mut buf[..len], slots, bound);
+    }
+}
+
+/// The clipped sums of the per-row ratios `rows` (consecutive chunks of [`CHUNK`] rows, the
+/// last possibly shorter), each chunk's into its slot of `slots`, two chunks at a time
+/// ([`ClippedSum::pair`]), an odd last one alone ([`ClippedSum::add_chunk`]): the same bits
+/// either way. Clamps `rows` in place.
+pub(super) fn sum_chunks<const RAW: bool>(rows: &mut [f64], slots: &mut [ClippedSum], bound: f64) {
+    let mut rest = rows;
+    let mut pairs = slots.chunks_exact_mut(2);
+    for pair in &mut pairs {
+        let rows = std::mem::take(&mut rest);
+        let (a, tail) = rows.split_at_mut(CHUNK.min(rows.len()));
+        let (b, tail) = tail.split_at_mut(CHUNK.min(tail.len()));
+        rest = tail;
+        let [sa, sb] = ClippedSum::pair::<RAW>(a, b, bound);
+        pair[0] = sa;
+        pair[1] = sb;
+    }
+    if let [last] = pairs.into_remainder() {
+        *last = ClippedSum::default();
+        last.add_chunk::<RAW>(rest, bound);
     }
 }
