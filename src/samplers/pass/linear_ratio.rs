@@ -14,6 +14,14 @@ use super::CHUNK;
 use super::ratio::{ChunkLanes, ClippedSum, LANES};
 use crate::models::LinearRatio;
 
+/// Most terms of a linear ratio a chain alone (not in a lockstep group, whose span is in cache)
+/// computes this way. Wider ratios keep the model's whole-chunk calls: a block reads 32 rows of
+/// each column, short runs the prefetchers miss on data beyond the caches (DP penalty on
+/// gauss-30d, 30 columns of 1.6 MB, one chain: 3.4-3.5 ms an iteration this way, 1.5-1.6 ms from
+/// the model's calls over eight chunks; with ten columns of 16 MB, easy-10d, 180 µs this way
+/// against 330).
+pub(super) const ALONE_MAX_TERMS: usize = 16;
+
 /// Rows whose ratios one block computes in registers (four AVX-512 vectors).
 const BLOCK: usize = 32;
 
