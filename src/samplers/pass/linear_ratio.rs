@@ -12,7 +12,7 @@
 
 use super::CHUNK;
 use super::ratio::{ChunkLanes, ClippedSum, LANES};
-use crate::models::LinearRatio;
+use crate::models::{LINEAR_RATIO_MAX_TERMS, LinearRatio};
 
 /// Most terms of a linear ratio a chain alone (not in a lockstep group, whose span is in cache)
 /// computes this way. Wider ratios keep the model's whole-chunk calls: a block reads 32 rows of
@@ -21,6 +21,13 @@ use crate::models::LinearRatio;
 /// the model's calls over eight chunks; with ten columns of 16 MB, easy-10d, 180 µs this way
 /// against 330).
 pub(super) const ALONE_MAX_TERMS: usize = 16;
+
+/// Whether `lr` describes the ratios of `n` rows: at most [`LINEAR_RATIO_MAX_TERMS`] terms,
+/// each column with at least `n` values (a model's `linear_ratio` that breaks its contract
+/// then has its own ratios taken instead of failing the pass).
+pub(super) fn covers(lr: &LinearRatio, n: usize) -> bool {
+    lr.len <= LINEAR_RATIO_MAX_TERMS && lr.terms[..lr.len].iter().all(|(_, x)| x.len() >= n)
+}
 
 /// Rows whose ratios one block computes in registers (four AVX-512 vectors).
 const BLOCK: usize = 32;
@@ -305,6 +312,22 @@ mod tests {
         let params = BananaParams::thesis(d, 20.0);
         let wide = BananaModel::new(params.generate(&vec![0.0; d], 9, 1).unwrap(), params).unwrap();
         assert!(wide.linear_ratio(&vec![0.0; d], &vec![0.1; d]).is_none());
+    }
+
+    /// A linear ratio whose columns are shorter than the data, or whose term count is beyond
+    /// its array, is not used (the pass takes the model's own ratios).
+    #[test]
+    fn linear_ratios_that_break_their_contract_are_not_used() {
+        let x = [1.0; 40];
+        let mut lr = LinearRatio {
+            constant: 0.0,
+            terms: [(0.0, &[][..]); LINEAR_RATIO_MAX_TERMS],
+            len: 1,
+        };
+        lr.terms[0] = (2.0, &x);
+        assert!(covers(&lr, 40) && !covers(&lr, 41));
+        lr.len = LINEAR_RATIO_MAX_TERMS + 1;
+        assert!(!covers(&lr, 1));
     }
 
     /// NaN and infinite values in a column: a NaN ratio adds `−bound` and is not counted as

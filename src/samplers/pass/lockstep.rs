@@ -20,7 +20,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::CHUNK;
 use super::gradient::{GradPlan, GradScratch, fold_partials};
-use super::linear_ratio::linear_span;
+use super::linear_ratio::{covers, linear_span};
 use super::ratio::{ClippedSum, fold_sums, ratio_span};
 use crate::models::Model;
 
@@ -238,7 +238,8 @@ impl Inner {
                     }
                     Request::Ratio { bound, raw } => {
                         let parts = &mut ratio_parts[first..last];
-                        if let Some(lr) = model.linear_ratio(theta, theta_new) {
+                        let linear = model.linear_ratio(theta, theta_new);
+                        if let Some(lr) = linear.filter(|lr| covers(lr, n)) {
                             linear_span(&lr, raw, (first, n), bound, parts);
                             continue;
                         }

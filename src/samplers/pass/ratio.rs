@@ -1,7 +1,7 @@
 //! The ratio pass: clipped per-row log-likelihood ratios, summed, in chunks of [`CHUNK`].
 
 use super::CHUNK;
-use super::linear_ratio::{ALONE_MAX_TERMS, linear_span};
+use super::linear_ratio::{ALONE_MAX_TERMS, covers, linear_span};
 use crate::models::{Layout, LinearRatio, Model};
 use crate::samplers::split::{Split, run_groups};
 
@@ -323,7 +323,7 @@ impl RowCache {
                 {
                     return routed;
                 }
-                let alone = |lr: &LinearRatio| lr.len <= ALONE_MAX_TERMS;
+                let alone = |lr: &LinearRatio| lr.len <= ALONE_MAX_TERMS && covers(lr, n);
                 if let Some(lr) = model.linear_ratio(theta, theta_new).filter(alone) {
                     return self.pass.linear(&lr, RAW, n, bound);
                 }
