@@ -435,9 +435,9 @@ pub(super) fn fold_sums(partials: &[ClippedSum]) -> ClippedSum {
 /// The clipped ratio sums of the chunks `first..first + parts.len()` of a pass over `n` rows,
 /// each chunk's into its slot of `parts`: `ratios(start, buf, new)` writes the per-row ratios
 /// of up to `call` chunks at a time into `buf` (and their cached values into `new`, these rows'
-/// share of the proposed cache, which is empty without a cache), then [`sum_chunks`] sums
-/// them. Each chunk's sum is formed on its own, so it does not depend on the span or the call
-/// it is computed in.
+/// share of the proposed cache, which is empty without a cache), then the chunks are summed
+/// two at a time (`ClippedSum::pair`), an odd last one alone. Each chunk's sum is formed on
+/// its own, so it does not depend on the span or the call it is computed in.
 pub(super) fn ratio_span<const RAW: bool, R, F>(
     ratios: &F,
     (first, n): (usize, usize),
@@ -460,28 +460,20 @@ pub(super) fn ratio_span<const RAW: bool, R, F>(
             &mut []
         };
         ratios(start, &mut buf[..len], new);
-        sum_chunks::<RAW>(&mut buf[..len], slots, bound);
-    }
-}
-
-/// The clipped sums of the per-row ratios `rows` (consecutive chunks of [`CHUNK`] rows, the
-/// last possibly shorter), each chunk's into its slot of `slots`, two chunks at a time
-/// ([`ClippedSum::pair`]), an odd last one alone ([`ClippedSum::add_chunk`]): the same bits
-/// either way. Clamps `rows` in place.
-pub(super) fn sum_chunks<const RAW: bool>(rows: &mut [f64], slots: &mut [ClippedSum], bound: f64) {
-    let mut rest = rows;
-    let mut pairs = slots.chunks_exact_mut(2);
-    for pair in &mut pairs {
-        let rows = std::mem::take(&mut rest);
-        let (a, tail) = rows.split_at_mut(CHUNK.min(rows.len()));
-        let (b, tail) = tail.split_at_mut(CHUNK.min(tail.len()));
-        rest = tail;
-        let [sa, sb] = ClippedSum::pair::<RAW>(a, b, bound);
-        pair[0] = sa;
-        pair[1] = sb;
-    }
-    if let [last] = pairs.into_remainder() {
-        *last = ClippedSum::default();
-        last.add_chunk::<RAW>(rest, bound);
+        let mut rest = &mut buf[..len];
+        let mut pairs = slots.chunks_exact_mut(2);
+        for pair in &mut pairs {
+            let rows = std::mem::take(&mut rest);
+            let (a, tail) = rows.split_at_mut(CHUNK.min(rows.len()));
+            let (b, tail) = tail.split_at_mut(CHUNK.min(tail.len()));
+            rest = tail;
+            let [sa, sb] = ClippedSum::pair::<RAW>(a, b, bound);
+            pair[0] = sa;
+            pair[1] = sb;
+        }
+        if let [last] = pairs.into_remainder() {
+            *last = ClippedSum::default();
+            last.add_chunk::<RAW>(rest, bound);
+        }
     }
 }
