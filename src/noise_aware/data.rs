@@ -19,6 +19,7 @@
 
 use nalgebra::DMatrix;
 
+use super::polytope::Polytope;
 use crate::error::{Error, Result};
 
 /// Which regression.
@@ -44,10 +45,6 @@ impl GlmKind {
     }
 }
 
-/// Covariates with more free (non-constant) coordinates than this use a triangle-inequality
-/// bound instead of enumerating the box's vertices.
-const MAX_VERTEX_COORDS: usize = 16;
-
 /// A regression's rows and declared bounds (see the module docs).
 #[derive(Clone, Debug)]
 pub struct GlmData {
@@ -69,13 +66,8 @@ pub struct GlmData {
     /// Prior variance of each internal coordinate (`prior_var · scale²`, `prior_var` for ln σ).
     pub(crate) prior_vars: Vec<f64>,
     pub(crate) names: Vec<String>,
-    /// Vertices of the covariate box (row-major), when few enough to enumerate.
-    vertices: Option<Vec<f64>>,
-    /// The factor each coordinate belongs to (its own index, or the label shared by a one-hot
-    /// group): the allowed polytope is the product of the factors.
-    factors: Vec<usize>,
-    /// The allowed polytope's edges (pairs of vertex indices), when few enough vertices.
-    edges: Option<Vec<[u32; 2]>>,
+    /// The rows the declared bounds and one-hot declarations allow (internal coordinates).
+    polytope: Polytope,
 }
 
 impl GlmData {
@@ -189,9 +181,7 @@ impl GlmData {
         if kind == GlmKind::Linear {
             prior_vars.push(prior_var);
         }
-        let vertices = enumerate_vertices(&lo, &hi);
-        let factors: Vec<usize> = (0..p).collect();
-        let edges = edges_of(vertices.as_deref(), p, &factors);
+        let polytope = Polytope::new(lo.clone(), hi.clone());
         Ok(GlmData {
             kind,
             x,
@@ -205,9 +195,7 @@ impl GlmData {
             scale,
             prior_vars,
             names,
-            vertices,
-            factors,
-            edges,
+            polytope,
         })
     }
 
@@ -280,24 +268,7 @@ impl GlmData {
                 )));
             }
         }
-        let p = self.p;
-        self.vertices = self.vertices.take().map(|vs| {
-            vs.chunks_exact(p)
-                .filter(|v| set_in_group(v) <= 1)
-                .flatten()
-                .copied()
-                .collect()
-        });
-        // one factor for the group (merged with any group it overlaps: every pair of the
-        // merged factor's states then counts as an edge, a superset of its polytope's edges)
-        let merged: Vec<usize> = idx.iter().map(|&i| self.factors[i]).collect();
-        let label = *merged.iter().min().expect("at least two in the group");
-        for f in self.factors.iter_mut() {
-            if merged.contains(f) {
-                *f = label;
-            }
-        }
-        self.edges = edges_of(self.vertices.as_deref(), p, &self.factors);
+        self.polytope = self.polytope.with_one_hot(idx);
         Ok(self)
     }
 
@@ -415,7 +386,7 @@ impl GlmData {
 
     /// The box's vertices (row-major, `p` per vertex), when few enough to enumerate.
     pub(crate) fn vertices(&self) -> Option<&[f64]> {
-        self.vertices.as_deref()
+        self.polytope.vertices()
     }
 
     /// The same declarations with one row (`x` in the caller's coordinates): for tests that
@@ -432,7 +403,7 @@ impl GlmData {
     /// The allowed polytope's edges (pairs of indices into [`Self::vertices`]), when there are
     /// few enough vertices to search them.
     pub(crate) fn edges(&self) -> Option<&[[u32; 2]]> {
-        self.edges.as_deref()
+        self.polytope.edges()
     }
 
     /// The Poisson cap `K` (the response's declared upper bound, at least 1).
@@ -440,45 +411,18 @@ impl GlmData {
         self.y_hi.max(1.0)
     }
 
-    /// `max ‖M_{:, ..p} v‖` over the covariate box (`m` has `dim()` columns; only the first `p`
-    /// act on `v`): exact by vertex enumeration, or a triangle-inequality bound.
+    /// The rows' residual and weight functions (`None` for a linear model).
+    pub(crate) fn link(&self) -> Option<super::link::Link> {
+        (self.kind != GlmKind::Linear).then(|| super::link::Link {
+            kind: self.kind,
+            cap: self.cap(),
+        })
+    }
+
+    /// `max ‖M_{:, ..p} v‖` over the allowed rows (`m` has `dim()` columns; only the first
+    /// `p` act on `v`): exact, by vertex enumeration or a certified branch and bound.
     pub(crate) fn max_shaped_norm(&self, m: &DMatrix<f64>) -> f64 {
-        let p = self.p;
-        let rows = m.nrows();
-        match &self.vertices {
-            Some(vs) => {
-                let mut best: f64 = 0.0;
-                let mut mv = vec![0.0; rows];
-                for v in vs.chunks_exact(p) {
-                    mv.iter_mut().for_each(|x| *x = 0.0);
-                    for (i, &vi) in v.iter().enumerate() {
-                        if vi != 0.0 {
-                            for (r, out) in mv.iter_mut().enumerate() {
-                                *out += m[(r, i)] * vi;
-                            }
-                        }
-                    }
-                    best = best.max(mv.iter().map(|x| x * x).sum::<f64>());
-                }
-                best.sqrt()
-            }
-            None => {
-                // ‖M c + Σ t_i M e_i‖ ≤ ‖M c‖ + Σ half-width_i ‖M e_i‖ (c the box's centre)
-                let mut mc = vec![0.0; rows];
-                let mut spread = 0.0;
-                for i in 0..p {
-                    let c = 0.5 * (self.lo[i] + self.hi[i]);
-                    let half = 0.5 * (self.hi[i] - self.lo[i]);
-                    let col = m.column(i);
-                    for (r, out) in mc.iter_mut().enumerate() {
-                        *out += col[r] * c;
-                    }
-                    spread += half * col.norm();
-                }
-                mc.iter().map(|x| x * x).sum::<f64>().sqrt() + spread
-            }
-        }
-        // rounding: the callers scale the result up by a relative 1e-12
+        self.polytope.max_norm(m)
     }
 
     /// Sound bounds, over every row the declared bounds allow, of `‖A g_j(θ)‖` (the score
@@ -495,17 +439,12 @@ impl GlmData {
         let (eta_lo, eta_hi) = self.eta_range(&theta[..self.p]);
         match self.kind {
             GlmKind::Logistic => {
-                // |y − σ(η)| ≤ max(σ, 1 − σ) = σ(|η|), largest at the η farthest from 0;
-                // σ(1 − σ) is largest at the η of the range closest to 0
+                // |y − σ(η)| ≤ max(σ(η), σ(−η)) = σ(|η|), largest at the η farthest from 0;
+                // the weight is largest at the η of the range closest to 0 (the link's one
+                // formula, accurate in both tails)
                 let far = eta_lo.abs().max(eta_hi.abs());
-                let r = (1.0 / (1.0 + (-far).exp())).min(1.0);
-                let eta = if eta_lo <= 0.0 && eta_hi >= 0.0 {
-                    0.0
-                } else {
-                    eta_lo.abs().min(eta_hi.abs())
-                };
-                let s = 1.0 / (1.0 + (-eta).exp());
-                let w = (s * (1.0 - s)).min(0.25);
+                let r = super::link::sigmoid(far).min(1.0);
+                let w = self.link().map_or(0.25, |l| l.max_weight(eta_lo, eta_hi));
                 let nb = self.max_shaped_norm(b);
                 (
                     r * self.max_shaped_norm(a) * up,
@@ -515,7 +454,7 @@ impl GlmData {
             }
             GlmKind::Poisson => {
                 let k = self.cap();
-                let w = k.min(eta_hi.exp());
+                let w = self.link().map_or(k, |l| l.max_weight(eta_lo, eta_hi));
                 let nb = self.max_shaped_norm(b);
                 (
                     k * self.max_shaped_norm(a) * up,
@@ -543,21 +482,14 @@ impl GlmData {
     /// Adds `Σ_j g_j(θ)` to `grad` and `Σ_j I_j(θ)` (full `d × d`) to `info`.
     pub(crate) fn sums(&self, theta: &[f64], grad: &mut [f64], info: &mut DMatrix<f64>) {
         let (p, d) = (self.p, self.dim());
-        let k = self.cap();
+        let link = self.link();
         let mut v = vec![0.0; d];
         for (row, &y) in self.x.chunks_exact(p).zip(&self.y) {
             let eta: f64 = row.iter().zip(theta).map(|(a, b)| a * b).sum();
             // info = w v vᵀ (+ a correction on the s-s entry for the linear model)
-            let (r, w, extra) = match self.kind {
-                GlmKind::Logistic => {
-                    let s = 1.0 / (1.0 + (-eta).exp());
-                    (y - s, s * (1.0 - s), 0.0)
-                }
-                GlmKind::Poisson => {
-                    let mu = eta.exp();
-                    ((y - mu).clamp(-k, k), mu.min(k), 0.0)
-                }
-                GlmKind::Linear => {
+            let (r, w, extra) = match link {
+                Some(link) => (link.residual(y, eta), link.weight(eta), 0.0),
+                None => {
                     let e = (-2.0 * theta[p]).exp();
                     let r = y - eta;
                     grad[p] += r * r * e - 1.0;
@@ -590,37 +522,6 @@ impl GlmData {
             }
         }
     }
-}
-
-/// Vertices beyond which the edge-based sensitivities are not searched (the separate worst
-/// cases are used instead).
-const MAX_EDGE_VERTICES: usize = 2048;
-
-fn edges_of(vertices: Option<&[f64]>, p: usize, factors: &[usize]) -> Option<Vec<[u32; 2]>> {
-    let vs = vertices?;
-    (vs.len() / p <= MAX_EDGE_VERTICES).then(|| super::sensitivity::polytope_edges(vs, p, factors))
-}
-
-/// The vertices of the box (row-major), or `None` when more than [`MAX_VERTEX_COORDS`]
-/// coordinates are free.
-fn enumerate_vertices(lo: &[f64], hi: &[f64]) -> Option<Vec<f64>> {
-    let free: Vec<usize> = (0..lo.len()).filter(|&i| lo[i] < hi[i]).collect();
-    if free.len() > MAX_VERTEX_COORDS {
-        return None;
-    }
-    let p = lo.len();
-    let count = 1usize << free.len();
-    let mut out = Vec::with_capacity(count * p);
-    for mask in 0..count {
-        let mut v = lo.to_vec();
-        for (bit, &i) in free.iter().enumerate() {
-            if mask >> bit & 1 == 1 {
-                v[i] = hi[i];
-            }
-        }
-        out.extend(v);
-    }
-    Some(out)
 }
 
 #[cfg(test)]

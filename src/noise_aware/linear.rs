@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use super::data::{GlmData, GlmKind};
 use super::linalg::{draw_from_precision, floor_eigenvalues, svec, unsvec};
 use super::posterior::ChainDraws;
-use super::releases::Release;
+use super::releases::{Release, checked_sensitivity};
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
 
@@ -268,6 +268,11 @@ pub fn release_sufficient(
     let constant = |a: usize| data.lo[a] == data.hi[a];
     let n = data.n_rows() as f64;
     let [d_h, d_u, d_v] = sufficient_sensitivities(data);
+    let d_u = checked_sensitivity("noise-aware Xᵀy release", d_u)?;
+    let d_v = checked_sensitivity("noise-aware yᵀy release", d_v)?;
+    if z[0].is_finite() {
+        checked_sensitivity("noise-aware XᵀX release", d_h)?;
+    }
     let mut noise = |sd: f64| -> f64 {
         let e: f64 = StandardNormal.sample(rng);
         sd * e

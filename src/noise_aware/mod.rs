@@ -47,7 +47,9 @@
 mod data;
 mod linalg;
 mod linear;
+mod link;
 mod model_path;
+mod polytope;
 mod posterior;
 mod releases;
 mod sensitivity;

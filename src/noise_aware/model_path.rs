@@ -212,8 +212,20 @@ pub fn release_clipped<M: Model + ?Sized>(
     check::positive("row_bounds gradient", bounds.gradient)?;
     check::positive("row_bounds information", bounds.information)?;
     let (grad, info) = clipped_sums(model, theta, bounds)?;
-    let info = noisy(svec(&info), 2.0 * bounds.information, z_info, rng);
-    let score = noisy(grad, 2.0 * bounds.gradient, z_score, rng);
+    let info = noisy(
+        "library model information release",
+        svec(&info),
+        2.0 * bounds.information,
+        z_info,
+        rng,
+    )?;
+    let score = noisy(
+        "library model score release",
+        grad,
+        2.0 * bounds.gradient,
+        z_score,
+        rng,
+    )?;
     Ok((info, score))
 }
 

@@ -242,13 +242,13 @@ pub fn release_information(
     let (_, bound, factor) = data.row_bounds(theta, &DMatrix::identity(d, d), b);
     let bound =
         super::sensitivity::information_bound(data, theta, b).map_or(bound, |e| e.min(bound));
-    let sensitivity = factor * bound;
-    Ok(noisy(
+    noisy(
+        "noise-aware information release",
         svec(&(b * &info * b.transpose())),
-        sensitivity,
+        factor * bound,
         z,
         rng,
-    ))
+    )
 }
 
 /// The dimension and the exact score and information sums at `theta` (one pass).
@@ -261,17 +261,47 @@ fn exact_sums(data: &GlmData, theta: &[f64]) -> (usize, Vec<f64>, DMatrix<f64>) 
 }
 
 /// `values` plus Gaussian noise of standard deviation `sensitivity × z` each.
-pub(crate) fn noisy(mut values: Vec<f64>, sensitivity: f64, z: f64, rng: &mut ChainRng) -> Release {
+///
+/// # Errors
+/// A sensitivity that is not a positive normal number ([`checked_sensitivity`]).
+pub(crate) fn noisy(
+    what: &'static str,
+    mut values: Vec<f64>,
+    sensitivity: f64,
+    z: f64,
+    rng: &mut ChainRng,
+) -> Result<Release> {
+    let sensitivity = checked_sensitivity(what, sensitivity)?;
     let noise_sd = sensitivity * z;
     for v in values.iter_mut() {
         let e: f64 = StandardNormal.sample(rng);
         *v += noise_sd * e;
     }
-    Release {
+    Ok(Release {
         values,
         noise_sd,
         sensitivity,
+    })
+}
+
+/// `sensitivity` if it is a positive normal number. A bound that is 0, subnormal, infinite or
+/// NaN would release a sum with no noise (or none that is known): such a release is refused,
+/// whatever the reason (a weight that underflows far in a tail, a shape that overflows).
+///
+/// # Errors
+/// [`Error::Numerical`] naming the release.
+pub(crate) fn checked_sensitivity(what: &'static str, sensitivity: f64) -> Result<f64> {
+    if sensitivity.is_normal() && sensitivity > 0.0 {
+        return Ok(sensitivity);
     }
+    Err(Error::Numerical {
+        what,
+        reason: format!(
+            "its sensitivity bound is {sensitivity}, not a positive normal number, so its noise \
+             would not be calibrated: nothing was released. The public point or shape is \
+             extreme for the declared bounds; narrow the bounds or raise --epsilon"
+        ),
+    })
 }
 
 /// Releases `A Σ_j g_j(θ)` with Gaussian noise of standard deviation `Δ·z`, `Δ = 2·max‖A g_j‖`
@@ -291,20 +321,8 @@ pub fn release_score(
     let (bound, _, _) = data.row_bounds(theta, a, &DMatrix::identity(d, d));
     let sensitivity = super::sensitivity::score_sensitivity(data, theta, a)
         .map_or(2.0 * bound, |e| e.min(2.0 * bound));
-    let noise_sd = sensitivity * z;
-    let mut values: Vec<f64> = (a * DVector::from_column_slice(&grad))
-        .iter()
-        .copied()
-        .collect();
-    for v in values.iter_mut() {
-        let e: f64 = StandardNormal.sample(rng);
-        *v += noise_sd * e;
-    }
-    Ok(Release {
-        values,
-        noise_sd,
-        sensitivity,
-    })
+    let values = (a * DVector::from_column_slice(&grad)).as_slice().to_vec();
+    noisy("noise-aware score release", values, sensitivity, z, rng)
 }
 
 /// The noise multiplier of a Gaussian release costing `mu` (`μ = 1/(2z²)`).
@@ -345,16 +363,27 @@ pub(crate) fn project_pd(info: &DMatrix<f64>, b: &DMatrix<f64>, floor: f64) -> D
     (&out + out.transpose()) * 0.5
 }
 
-/// Caps a Poisson step so that `η` changes by at most 2 on every row the box allows (the
-/// exponential's curvature changes fast; public rule). Other models step freely.
-fn trust_region(data: &GlmData, step: DVector<f64>) -> DVector<f64> {
-    if data.kind != GlmKind::Poisson {
-        return step;
+/// Largest change of `η` over the declared box in one Newton step, per model (a public
+/// rule): Poisson 2 (the exponential's curvature changes fast), logistic 4 (a noisy
+/// information far from the mode must not throw the path into the tails, where every row's
+/// weight is tiny and the releases say nothing). A linear model steps freely.
+pub(crate) fn max_eta_step(kind: GlmKind) -> Option<f64> {
+    match kind {
+        GlmKind::Poisson => Some(2.0),
+        GlmKind::Logistic => Some(4.0),
+        GlmKind::Linear => None,
     }
+}
+
+/// Caps a step so that `η` changes by at most [`max_eta_step`] on every row the box allows.
+fn trust_region(data: &GlmData, step: DVector<f64>) -> DVector<f64> {
+    let Some(cap) = max_eta_step(data.kind) else {
+        return step;
+    };
     let m = DMatrix::from_row_slice(1, data.dim(), step.as_slice());
     let change = data.max_shaped_norm(&m);
-    if change > 2.0 {
-        step * (2.0 / change)
+    if change > cap {
+        step * (cap / change)
     } else {
         step
     }
@@ -561,6 +590,85 @@ fn second_moment(data: &GlmData) -> Option<DMatrix<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A logistic model with an intercept and one covariate on [0, 1], all responses 0.
+    fn tail_data(n: usize) -> GlmData {
+        let x = (0..n).flat_map(|j| [1.0, (j % 5) as f64 / 4.0]).collect();
+        GlmData::new(
+            GlmKind::Logistic,
+            x,
+            vec![0.0; n],
+            vec![(1.0, 1.0), (0.0, 1.0)],
+            (0.0, 1.0),
+            10.0,
+            vec!["intercept".into(), "a".into()],
+        )
+        .unwrap()
+    }
+
+    /// Far in the logistic tail (every η over the box in [−60, −40], where `1 − σ` cancels
+    /// to 0) the information and score releases are charged at least what substituting one
+    /// allowed row moves them by, and never 0: a bound evaluated at `|η|` with the cancelling
+    /// form was exactly 0 there, releasing the exact sum. Where every weight underflows (η
+    /// below −745) the release is refused instead.
+    #[test]
+    fn releases_far_in_the_tail_are_charged_what_a_row_moves() {
+        let data = tail_data(10);
+        let mut rng = crate::rng::chain_rng(1, 0);
+        let theta = [-40.0, -20.0];
+        let id = DMatrix::<f64>::identity(2, 2);
+        let info = release_information(&data, &theta, &id, 1.0, &mut rng).unwrap();
+        let score = release_score(&data, &theta, &id, 1.0, &mut rng).unwrap();
+        let link = data.link().unwrap();
+        // every pair of box vertices and responses: what one substitution moves the sums by
+        let (mut info_moved, mut score_moved) = (0.0f64, 0.0f64);
+        let rows = [(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (1.0, 1.0)];
+        for &(a1, y1) in &rows {
+            for &(a2, y2) in &rows {
+                let (e1, e2) = (theta[0] + theta[1] * a1, theta[0] + theta[1] * a2);
+                let (w1, w2) = (link.weight(e1), link.weight(e2));
+                let d = DMatrix::from_row_slice(2, 2, &[1.0, a1, a1, a1 * a1]) * w1
+                    - DMatrix::from_row_slice(2, 2, &[1.0, a2, a2, a2 * a2]) * w2;
+                info_moved = info_moved.max(d.norm());
+                let (r1, r2) = (link.residual(y1, e1), link.residual(y2, e2));
+                let g = nalgebra::DVector::from_vec(vec![r1 - r2, r1 * a1 - r2 * a2]);
+                score_moved = score_moved.max(g.norm());
+            }
+        }
+        assert!(info_moved > 0.0 && score_moved > 0.0);
+        assert!(
+            info.sensitivity >= info_moved,
+            "{} < {info_moved}",
+            info.sensitivity
+        );
+        assert!(score.sensitivity >= score_moved);
+        // nothing representable is left of the weights: refused, not released without noise
+        let err = release_information(&data, &[-800.0, 0.0], &id, 1.0, &mut rng).unwrap_err();
+        assert!(err.to_string().contains("sensitivity"), "{err}");
+    }
+
+    /// The logistic Newton path keeps every round's point within the trust region: on tiny
+    /// data with every response 0 (the mode far out, the releases mostly noise) the box's `η`
+    /// moves by at most 4 per round, so round `k` (from 0) lies within `4k` of the origin.
+    #[test]
+    fn logistic_path_stays_in_its_trust_region() {
+        let data = tail_data(20);
+        let mu = crate::auto::gaussian_budget(1.0, 1e-6).unwrap();
+        let cap = 4.0;
+        assert_eq!(max_eta_step(GlmKind::Logistic), Some(cap));
+        for seed in 0..40 {
+            let mut rng = crate::rng::chain_rng(seed, 0);
+            let path = newton_path(&data, mu, &SCHEDULE, &mut rng).unwrap();
+            for (k, round) in path.rounds.iter().enumerate() {
+                let t = &round.theta;
+                let far = t[0].abs().max((t[0] + t[1]).abs());
+                assert!(
+                    far <= cap * k as f64 * (1.0 + 1e-12),
+                    "seed {seed} round {k}: {t:?}"
+                );
+            }
+        }
+    }
 
     /// The refined score shape is never worse than the best candidate by the exact objective
     /// (each step is kept only if it lowers it), and on an anisotropic curvature it is

@@ -30,6 +30,7 @@
 use nalgebra::DMatrix;
 
 use super::data::{GlmData, GlmKind};
+use super::link::Link;
 
 /// Relative gap allowed between the information bound and the largest value found.
 const REL_TOL: f64 = 1e-3;
@@ -50,46 +51,20 @@ const MAX_DEPTH: u32 = 30;
 /// Relative margin for floating-point rounding of the computed bound.
 const ROUND_UP: f64 = 1e-9;
 
-/// The residual's two limits and the information weight at `eta`.
+/// The residual's limits, the information weight and the residual's slope range: the
+/// [`Link`]'s one formula for rows and bounds.
 struct Residual {
-    kind: GlmKind,
-    cap: f64,
+    link: Link,
 }
 
 impl Residual {
     fn limit(&self, eta: f64, upper: bool) -> f64 {
-        match self.kind {
-            GlmKind::Logistic => {
-                let s = 1.0 / (1.0 + (-eta).exp());
-                if upper { 1.0 - s } else { -s }
-            }
-            _ => {
-                let mu = eta.exp();
-                let k = self.cap;
-                if upper {
-                    (k - mu).clamp(-k, k)
-                } else {
-                    (-mu).max(-k)
-                }
-            }
-        }
+        self.link.residual_limit(eta, upper)
     }
 
     /// The largest weight over `η` between `e0` and `e1`.
     fn max_weight(&self, e0: f64, e1: f64) -> f64 {
-        let (lo, hi) = (e0.min(e1), e0.max(e1));
-        match self.kind {
-            GlmKind::Logistic => {
-                let eta = if lo <= 0.0 && hi >= 0.0 {
-                    0.0
-                } else {
-                    lo.abs().min(hi.abs())
-                };
-                let s = 1.0 / (1.0 + (-eta).exp());
-                (s * (1.0 - s)).min(0.25)
-            }
-            _ => hi.exp().min(self.cap),
-        }
+        self.link.max_weight(e0, e1)
     }
 
     /// Bounds `[s_min, s_max]` on the slope `dr/dη` of either residual limit for `η` between
@@ -97,14 +72,14 @@ impl Residual {
     /// `−e^η`, or 0 where a cap holds the limit).
     fn slope_range(&self, e0: f64, e1: f64) -> (f64, f64) {
         let (lo, hi) = (e0.min(e1), e0.max(e1));
-        match self.kind {
+        match self.link.kind {
             GlmKind::Logistic => {
                 let w_max = self.max_weight(lo, hi);
                 let w_min = self.weight(lo).min(self.weight(hi));
                 (-w_max, -w_min)
             }
             _ => {
-                let k = self.cap;
+                let k = self.link.cap;
                 let (mu_lo, mu_hi) = (lo.exp(), hi.exp());
                 let s_max = if mu_hi < k { -mu_lo } else { 0.0 };
                 (-(mu_hi.min(2.0 * k)), s_max)
@@ -113,7 +88,7 @@ impl Residual {
     }
 
     fn weight(&self, eta: f64) -> f64 {
-        self.max_weight(eta, eta)
+        self.link.weight(eta)
     }
 }
 
@@ -347,46 +322,7 @@ pub(crate) fn information_bound(data: &GlmData, theta: &[f64], b: &DMatrix<f64>)
 }
 
 fn residual(data: &GlmData) -> Option<Residual> {
-    match data.kind {
-        GlmKind::Linear => None,
-        kind => Some(Residual {
-            kind,
-            cap: data.y_hi.max(1.0),
-        }),
-    }
-}
-
-/// The edges of the allowed polytope: pairs of vertices that differ in exactly one factor
-/// (`factors[i]` labels coordinate `i`; the coordinates of a one-hot group share a label, and
-/// every pair of a group's states is an edge of its simplex). The polytope is the product of
-/// the free coordinates' intervals and the groups' simplices, whose edges are exactly these.
-pub(crate) fn polytope_edges(vertices: &[f64], p: usize, factors: &[usize]) -> Vec<[u32; 2]> {
-    let count = vertices.len() / p;
-    let mut edges = Vec::new();
-    for a in 0..count {
-        let va = &vertices[a * p..(a + 1) * p];
-        for b in a + 1..count {
-            let vb = &vertices[b * p..(b + 1) * p];
-            let mut factor = None;
-            let mut one = true;
-            for i in 0..p {
-                if va[i] != vb[i] {
-                    match factor {
-                        None => factor = Some(factors[i]),
-                        Some(f) if f == factors[i] => {}
-                        Some(_) => {
-                            one = false;
-                            break;
-                        }
-                    }
-                }
-            }
-            if one && factor.is_some() {
-                edges.push([a as u32, b as u32]);
-            }
-        }
-    }
-    edges
+    data.link().map(|link| Residual { link })
 }
 
 #[cfg(test)]
@@ -542,16 +478,5 @@ mod tests {
             }
         }
         assert!(bound >= best && bound <= best * 1.01, "{bound} vs {best}");
-    }
-
-    /// A box's edges join vertices one coordinate apart; a one-hot group's states are all
-    /// joined (a simplex): one free coordinate × a group of two is a triangular prism.
-    #[test]
-    fn polytope_edges_of_a_box_and_a_prism() {
-        let boxed = data(GlmKind::Logistic, false);
-        assert_eq!(boxed.edges().unwrap().len(), 12);
-        let prism = data(GlmKind::Logistic, true);
-        assert_eq!(prism.vertices().unwrap().len() / 4, 6);
-        assert_eq!(prism.edges().unwrap().len(), 9);
     }
 }
