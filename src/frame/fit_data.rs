@@ -202,6 +202,86 @@ impl FitSpec {
         self
     }
 
+    /// Checks what the spec declares before any data are read (the CLI calls it while it
+    /// parses its flags): a prior sd that is not positive, bounds outside the supported range
+    /// (values within ±10¹⁰⁰, a positive width of at least 10⁻¹⁰⁰: beyond, the internal
+    /// coordinates and the prior lose precision), a Poisson response declared other than
+    /// `0:K` with `K` a whole number ≥ 1 (a fractional cap would clamp counts to non-counts).
+    ///
+    /// ```
+    /// use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds};
+    /// let mut spec = FitSpec::new(FitKind::Poisson, "visits");
+    /// spec.bounds = parse_bounds("visits=0:5.5")?;
+    /// assert!(spec.validate().unwrap_err().to_string().contains("whole number"));
+    /// spec.bounds = parse_bounds("visits=0:5,age=0:1e-300")?;
+    /// assert!(spec.validate().unwrap_err().to_string().contains("`age`"));
+    /// spec.bounds = parse_bounds("visits=0:5,age=18:99")?;
+    /// spec.validate()?;
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As above, naming the flag and the column.
+    pub fn validate(&self) -> Result<()> {
+        crate::error::check::positive("--prior-sd", self.prior_sd)?;
+        const LIMIT: f64 = 1e100;
+        for b in &self.bounds {
+            let width = b.hi - b.lo;
+            let magnitude = b.lo.abs().max(b.hi.abs());
+            if magnitude > LIMIT || !width.is_finite() || (width > 0.0 && width < 1.0 / LIMIT) {
+                return Err(Error::invalid(
+                    "--bounds",
+                    format!("{}={}:{}", b.column, num(b.lo), num(b.hi)),
+                    format!(
+                        "the declared bounds of `{}` are outside the supported range (values \
+                         within ±1e100, a width of 0 or at least 1e-100): give the column in \
+                         other units",
+                        b.column
+                    ),
+                ));
+            }
+        }
+        if self.kind == FitKind::Poisson
+            && let Some(b) = self.bounds.iter().find(|b| b.column == self.response)
+            && !(b.lo == 0.0 && b.hi >= 1.0 && b.hi.fract() == 0.0)
+        {
+            return Err(Error::invalid(
+                "--bounds",
+                format!("{}={}:{}", b.column, num(b.lo), num(b.hi)),
+                "declare a Poisson response as 0:K with K a whole number ≥ 1 (the cap on the \
+                 counts; with --clamp larger counts become K)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The covariates: [`features`](Self::features) as named, or else the columns the
+    /// declared bounds name besides the response, in the order given (`None` if neither
+    /// names any; `gaussian-mean` has none).
+    ///
+    /// ```
+    /// use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds};
+    /// let mut spec = FitSpec::new(FitKind::Logistic, "sick");
+    /// assert_eq!(spec.covariates(), None);
+    /// spec.bounds = parse_bounds("age=18:99,sick=0:1,dose=0:4")?;
+    /// assert_eq!(spec.covariates().unwrap(), ["age", "dose"]);
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    pub fn covariates(&self) -> Option<Vec<String>> {
+        if self.kind == FitKind::GaussianMean {
+            return self.features.clone().or_else(|| Some(Vec::new()));
+        }
+        self.features.clone().or_else(|| {
+            let named: Vec<String> = self
+                .bounds
+                .iter()
+                .filter(|b| b.column != self.response)
+                .map(|b| b.column.clone())
+                .collect();
+            (!named.is_empty()).then_some(named)
+        })
+    }
+
     /// Sets [`clamp`](Self::clamp): values outside their declared bounds are clamped onto
     /// them instead of failing.
     pub fn clamped(mut self, clamp: bool) -> Self {
@@ -267,9 +347,9 @@ fn column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
 /// Without `features` a regression is an error listing the columns (the covariates are
 /// declared, as the bounds are, never inferred from the cells).
 pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
-    crate::error::check::positive("--prior-sd", spec.prior_sd)?;
+    spec.validate()?;
     let prior_var = spec.prior_sd * spec.prior_sd;
-    let features: Vec<String> = match (&spec.features, spec.kind) {
+    let features: Vec<String> = match (&spec.covariates(), spec.kind) {
         (Some(f), FitKind::GaussianMean) if !f.is_empty() => {
             return Err(Error::invalid(
                 "--features",
@@ -288,8 +368,9 @@ pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
                 "--features",
                 "unset",
                 format!(
-                    "name the covariates, comma separated (the columns besides the response: \
-                     {}); they are not guessed from the cells, which would depend on the data",
+                    "name the covariates, comma separated, or declare their --bounds (the \
+                     columns besides the response: {}); they are not guessed from the cells, \
+                     which would depend on the data",
                     others.join(",")
                 ),
             ));
@@ -463,7 +544,7 @@ pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware:
     use crate::noise_aware::{GlmData, GlmKind};
     // the checks of `prepare` (columns, support, bounds) first
     prepare(df, spec)?;
-    let features: Vec<String> = spec.features.clone().unwrap_or_default();
+    let features: Vec<String> = spec.covariates().unwrap_or_default();
     let bound_of = |name: &str| spec.bounds.iter().find(|b| b.column == name);
     let missing: Vec<&str> = features
         .iter()
@@ -521,13 +602,6 @@ pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware:
         Some(b) => (b.lo, b.hi),
         None => (0.0, 1.0),
     };
-    if kind == GlmKind::Poisson && y_bounds.0 != 0.0 {
-        return Err(Error::invalid(
-            "--bounds",
-            &spec.response,
-            "declare a Poisson response's bounds as 0:K (K the cap on the counts)",
-        ));
-    }
     let mut data = GlmData::new(
         kind,
         x,

@@ -1,14 +1,20 @@
 //! The outputs of `dp-mcmc fit`: post-warm-up draws as ArviZ reads them, a per-parameter
-//! summary, and the privacy ledger.
+//! summary, the privacy ledger and the whole record of the fit. Every file carries its
+//! provenance: whether the noise came from a seeded generator (reproducible research, **not**
+//! a DP release) and what the guarantee does not cover ([`not_covered`]).
 //!
 //! - `draws.parquet`: columns `chain` (i64, from 0), `draw` (i64, the index of the draw within
 //!   its chain after warm-up, from 0) and one f64 column per parameter, named by
 //!   [`Model::param_names`](crate::models::Model::param_names): ArviZ's `chain` and `draw`
 //!   dimensions (checked with ArviZ 0.23: `az.convert_to_inference_data(pd.read_parquet(p)
-//!   .set_index(["chain", "draw"]).to_xarray())`).
-//! - `summary.csv`: one row per parameter: `parameter, mean, sd, q5, q50, q95, rhat, ess_bulk,
-//!   ess_tail` (rank-normalised split R-hat, bulk and tail ESS of [`crate::diagnostics`]).
-//! - `ledger.json`: what the run spent, as the caller serialised it.
+//!   .set_index(["chain", "draw"]).to_xarray())`). The file's key-value metadata holds
+//!   `dp_mcmc.rng` and `dp_mcmc.not_covered`.
+//! - `summary.csv`: one row per parameter with ArviZ's column names: `parameter, mean, sd, q5,
+//!   q50, q95, mcse_mean, mcse_sd, ess_bulk, ess_tail, r_hat` (rank-normalised split R-hat,
+//!   bulk and tail ESS and MCSE of [`crate::diagnostics`]), then `rng`.
+//! - `ledger.json`: what the run spent, as the caller serialised it, with `rng`, `seed` and
+//!   `not_covered`.
+//! - `fit.json`: the caller's whole record of the fit (what `dp-mcmc fit` prints).
 
 #[cfg(feature = "cli")]
 use std::path::Path;
@@ -18,8 +24,9 @@ use polars::prelude::*;
 use rayon::prelude::*;
 
 use super::diagnostics::param_draws;
-use crate::diagnostics::{quantile_sorted, summarize};
+use crate::diagnostics::{mcse_sd, quantile_sorted, summarize};
 use crate::error::{Error, Result};
+use crate::noise::RngMode;
 use crate::samplers::Run;
 
 /// The post-warm-up draws of `run` (the first `warmup` steps of every chain dropped): columns
@@ -86,9 +93,10 @@ pub fn fit_draws(run: &Run, warmup: usize) -> Result<DataFrame> {
     Ok(DataFrame::new_infer_height(cols)?)
 }
 
-/// One row per parameter of a draws frame (layout of [`fit_draws`]): `parameter`, `mean`,
-/// `sd`, `q5`, `q50`, `q95` (type-7 quantiles of all draws), `rhat`, `ess_bulk`, `ess_tail`
-/// (null where undefined, e.g. a single draw per chain).
+/// One row per parameter of a draws frame (layout of [`fit_draws`]), ArviZ's names:
+/// `parameter`, `mean`, `sd`, `q5`, `q50`, `q95` (type-7 quantiles of all draws),
+/// `mcse_mean`, `mcse_sd`, `ess_bulk`, `ess_tail`, `r_hat` (null where undefined, e.g. a
+/// single draw per chain).
 ///
 /// ```
 /// use dp_mcmc::frame::fit_output::fit_summary;
@@ -98,49 +106,73 @@ pub fn fit_draws(run: &Run, warmup: usize) -> Result<DataFrame> {
 ///              "mu" => [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])?;
 /// let s = fit_summary(&df)?;
 /// assert_eq!(s.column("q50")?.f64()?.get(0), Some(3.5));
+/// assert_eq!(s.get_column_names()[6..].iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+///            ["mcse_mean", "mcse_sd", "ess_bulk", "ess_tail", "r_hat"]);
 /// assert!(fit_summary(&df.drop("chain")?).is_err());
 /// # Ok(()) }
 /// ```
 pub fn fit_summary(draws: &DataFrame) -> Result<DataFrame> {
     let params = param_draws(draws)?;
-    let mut names = Vec::new();
-    let (mut mean, mut sd, mut q5, mut q50, mut q95) = (vec![], vec![], vec![], vec![], vec![]);
-    let (mut rhat, mut ess_bulk, mut ess_tail) = (vec![], vec![], vec![]);
+    type Stats = (crate::diagnostics::ParamSummary, f64, Option<f64>);
     // one parameter per task: the diagnostics of long runs dominate `fit`'s output time
-    let stats: Vec<(crate::diagnostics::ParamSummary, f64)> = params
+    let stats: Vec<Stats> = params
         .par_iter()
         .map(|p| {
-            let s = summarize(&p.as_slices())?;
+            let chains = p.as_slices();
+            let s = summarize(&chains)?;
             let mut all: Vec<f64> = p.chains.concat();
             all.sort_by(f64::total_cmp);
-            Ok((s, quantile_sorted(&all, 0.5)))
+            Ok((s, quantile_sorted(&all, 0.5), mcse_sd(&chains)?))
         })
         .collect::<Result<_>>()?;
-    for (p, (s, median)) in params.iter().zip(stats) {
-        names.push(p.name.as_str());
-        mean.push(s.mean);
-        sd.push(s.sd);
-        q5.push(s.q05);
-        q50.push(median);
-        q95.push(s.q95);
-        rhat.push(s.rhat);
-        ess_bulk.push(s.ess_bulk);
-        ess_tail.push(s.ess_tail);
-    }
+    let col = |name: &str, f: &dyn Fn(&Stats) -> Option<f64>| {
+        Column::new(name.into(), stats.iter().map(f).collect::<Vec<_>>())
+    };
+    let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
     Ok(DataFrame::new_infer_height(vec![
         Column::new("parameter".into(), names),
-        Column::new("mean".into(), mean),
-        Column::new("sd".into(), sd),
-        Column::new("q5".into(), q5),
-        Column::new("q50".into(), q50),
-        Column::new("q95".into(), q95),
-        Column::new("rhat".into(), rhat),
-        Column::new("ess_bulk".into(), ess_bulk),
-        Column::new("ess_tail".into(), ess_tail),
+        col("mean", &|s| Some(s.0.mean)),
+        col("sd", &|s| s.0.sd),
+        col("q5", &|s| Some(s.0.q05)),
+        col("q50", &|s| Some(s.1)),
+        col("q95", &|s| Some(s.0.q95)),
+        col("mcse_mean", &|s| s.0.mcse_mean),
+        col("mcse_sd", &|s| s.2),
+        col("ess_bulk", &|s| s.0.ess_bulk),
+        col("ess_tail", &|s| s.0.ess_tail),
+        col("r_hat", &|s| s.0.rhat),
     ])?)
 }
 
-/// Paths of the three files [`write_fit_outputs`] writes.
+/// What the (ε, δ) guarantee of a `fit` does not cover (docs/SECURITY.md), keyed by the
+/// output it concerns; written into every file `fit` writes. A seeded run (`rng` seeded) is
+/// not a DP release at all: anyone who knows the seed regenerates every noise draw.
+///
+/// ```
+/// use dp_mcmc::frame::fit_output::not_covered;
+/// use dp_mcmc::noise::RngMode;
+/// assert!(not_covered(RngMode::Seeded)["rng"].as_str().unwrap().contains("NOT a DP release"));
+/// assert!(not_covered(RngMode::Secure).get("rng").is_none());
+/// ```
+pub fn not_covered(rng: RngMode) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "n_rows": "the exact number of rows: public under the substitution relation the \
+                   guarantee uses (it protects every row's values, not whether the table has one \
+                   more row)",
+        "wall_seconds": "run time: depends on the data, not covered",
+        "exit_status": "whether the fit succeeded, and an error's text: not covered (a row that \
+                        breaks a declaration is named)",
+    });
+    if rng == RngMode::Seeded {
+        v["rng"] = serde_json::json!(
+            "seeded: anyone who knows the seed can regenerate every noise draw; this run is \
+             reproducible research, NOT a DP release (leave --seed out for one)"
+        );
+    }
+    v
+}
+
+/// Paths of the files [`write_fit_outputs`] writes.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct FitFiles {
     /// `DIR/draws.parquet`.
@@ -149,19 +181,74 @@ pub struct FitFiles {
     pub summary: PathBuf,
     /// `DIR/ledger.json`.
     pub ledger: PathBuf,
+    /// `DIR/fit.json`.
+    pub record: PathBuf,
     /// Post-warm-up draws per chain in `draws.parquet` (not serialised).
     #[serde(skip)]
     pub draws_per_chain: usize,
 }
 
-/// Writes `DIR/draws.parquet` ([`fit_draws`]), `DIR/summary.csv` ([`fit_summary`]) and
-/// `DIR/ledger.json` (`ledger`, pretty-printed), creating `dir` if missing. Only with the
-/// `cli` feature (parquet).
+impl FitFiles {
+    /// The files of a fit written to `dir`.
+    pub fn in_dir(dir: &std::path::Path) -> Self {
+        FitFiles {
+            draws: dir.join("draws.parquet"),
+            summary: dir.join("summary.csv"),
+            ledger: dir.join("ledger.json"),
+            record: dir.join("fit.json"),
+            draws_per_chain: 0,
+        }
+    }
+}
+
+/// Checks an output folder before a fit runs: a file is an error, and so is a folder that
+/// holds anything unless `overwrite` (a rerun never replaces earlier results silently).
+///
+/// ```
+/// use dp_mcmc::frame::fit_output::check_out_dir;
+/// let dir = std::env::temp_dir().join(format!("dp-mcmc-doc-out-{}", std::process::id()));
+/// check_out_dir(&dir, false)?; // missing: created later
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("fit.json"), "{}")?;
+/// let err = check_out_dir(&dir, false).unwrap_err().to_string();
+/// assert!(err.contains("--overwrite"), "{err}");
+/// check_out_dir(&dir, true)?;
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+///
+/// # Errors
+/// `dir` is a file, or a non-empty folder without `overwrite`.
+pub fn check_out_dir(dir: &std::path::Path, overwrite: bool) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::invalid(
+            "--out",
+            dir.display(),
+            "is a file: give a directory (it is created if missing)",
+        ));
+    }
+    let occupied = dir.is_dir() && std::fs::read_dir(dir)?.next().is_some();
+    if occupied && !overwrite {
+        return Err(Error::invalid(
+            "--out",
+            dir.display(),
+            "already holds files: give a new or empty folder, or pass --overwrite to replace \
+             its fit outputs",
+        ));
+    }
+    Ok(())
+}
+
+/// Writes `DIR/draws.parquet` ([`fit_draws`]), `DIR/summary.csv` ([`fit_summary`]),
+/// `DIR/ledger.json` (`ledger` with the run's `rng`, `seed` and [`not_covered`]) and
+/// `DIR/fit.json` (`record`, with the files' paths under `files`), creating `dir` if
+/// missing. Only with the `cli` feature (parquet).
 #[cfg(feature = "cli")]
 pub fn write_fit_outputs(
     run: &Run,
     warmup: usize,
     ledger: &serde_json::Value,
+    record: &mut serde_json::Value,
     dir: impl AsRef<Path>,
 ) -> Result<FitFiles> {
     let dir = dir.as_ref();
@@ -172,27 +259,55 @@ pub fn write_fit_outputs(
             "is a file: give a directory (it is created if missing)",
         ));
     }
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::invalid(
+            "--out",
+            dir.display(),
+            format!("cannot be created ({e}): give a folder you can write to"),
+        )
+    })?;
     let draws = fit_draws(run, warmup)?;
     let files = FitFiles {
-        draws: dir.join("draws.parquet"),
-        summary: dir.join("summary.csv"),
-        ledger: dir.join("ledger.json"),
         draws_per_chain: draws.height() / run.chains.len().max(1),
+        ..FitFiles::in_dir(dir)
     };
+    let rng = run.rng.as_str();
+    let uncovered = not_covered(run.rng);
+    let metadata = vec![
+        ("dp_mcmc.rng".to_string(), rng.to_string()),
+        ("dp_mcmc.not_covered".to_string(), uncovered.to_string()),
+    ];
     // the summary's diagnostics and the parquet encoding side by side
     let mut copy = draws.clone();
     let (summary, written) = rayon::join(
         || fit_summary(&draws),
-        || super::write_parquet(&mut copy, &files.draws),
+        || super::io::write_parquet_with_metadata(&mut copy, &files.draws, metadata),
     );
     let mut summary = summary?;
     written?;
+    let height = summary.height();
+    summary.with_column(Column::new("rng".into(), vec![rng; height]))?;
     super::write_csv(&mut summary, &files.summary)?;
-    let text = serde_json::to_string_pretty(ledger)
-        .map_err(|e| Error::InvalidData(format!("cannot serialise the ledger: {e}")))?;
-    std::fs::write(&files.ledger, text + "\n")?;
+    let mut ledger = ledger.clone();
+    ledger["rng"] = rng.into();
+    ledger["seed"] = serde_json::json!((run.rng == RngMode::Seeded).then_some(run.seed));
+    ledger["not_covered"] = uncovered.clone();
+    write_json(&ledger, &files.ledger)?;
+    record["files"] = serde_json::to_value(&files).unwrap_or_default();
+    record["draws_per_chain"] = files.draws_per_chain.into();
+    record["rng"] = rng.into();
+    record["not_covered"] = uncovered;
+    write_json(record, &files.record)?;
     Ok(files)
+}
+
+/// `value` pretty-printed to `path`.
+#[cfg(feature = "cli")]
+fn write_json(value: &serde_json::Value, path: &Path) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::InvalidData(format!("cannot serialise {}: {e}", path.display())))?;
+    std::fs::write(path, text + "\n")?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -46,11 +46,32 @@ pub fn read_csv(path: impl AsRef<Path>) -> Result<DataFrame> {
             path.display()
         )));
     }
-    Ok(CsvReadOptions::default()
+    let df = CsvReadOptions::default()
         .with_has_header(true)
         .with_infer_schema_length(None)
         .try_into_reader_with_file_path(Some(path.to_path_buf()))?
-        .finish()?)
+        .finish()?;
+    check_unique_header(&df, path)?;
+    Ok(df)
+}
+
+/// A header that names a column twice is an error (polars' reader would keep both, renaming
+/// the second `NAME_duplicated_0`, and a fit would silently use the first).
+fn check_unique_header(df: &DataFrame, path: &Path) -> Result<()> {
+    let names: Vec<&str> = df.get_column_names().iter().map(|c| c.as_str()).collect();
+    for name in &names {
+        if let Some((base, k)) = name.rsplit_once("_duplicated_")
+            && k.parse::<usize>().is_ok()
+            && names.contains(&base)
+        {
+            return Err(Error::InvalidData(format!(
+                "the header of `{}` names the column `{base}` more than once; give every \
+                 column a unique name",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Read a data table by its extension: `.csv` ([`read_csv`]) or `.parquet` (only in builds
@@ -97,13 +118,25 @@ fn read_parquet(path: &Path) -> Result<DataFrame> {
 /// Write `df` as parquet to `path` (creating parent folders); only with the `cli` feature.
 #[cfg(feature = "cli")]
 pub fn write_parquet(df: &mut DataFrame, path: impl AsRef<Path>) -> Result<()> {
+    write_parquet_with_metadata(df, path, Vec::new())
+}
+
+/// [`write_parquet`] with file-level key-value metadata (e.g. a fit's provenance).
+#[cfg(feature = "cli")]
+pub fn write_parquet_with_metadata(
+    df: &mut DataFrame,
+    path: impl AsRef<Path>,
+    metadata: Vec<(String, String)>,
+) -> Result<()> {
     let path = path.as_ref();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
+    let metadata = (!metadata.is_empty()).then(|| KeyValueMetadata::from_static(metadata));
     // Snappy: a fast codec (the default zstd level took most of `fit`'s output time)
     ParquetWriter::new(std::fs::File::create(path)?)
         .with_compression(ParquetCompression::Snappy)
+        .with_key_value_metadata(metadata)
         .finish(df)?;
     Ok(())
 }

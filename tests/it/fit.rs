@@ -155,11 +155,18 @@ fn check_outputs(json: &Value, out: &Path) {
             "q5",
             "q50",
             "q95",
-            "rhat",
+            "mcse_mean",
+            "mcse_sd",
             "ess_bulk",
-            "ess_tail"
+            "ess_tail",
+            "r_hat",
+            "rng"
         ]
     );
+    // fit.json holds what was printed (and the files' paths)
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fit.json")).unwrap()).unwrap();
+    assert_eq!(&record, json);
     let ledger: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("ledger.json")).unwrap()).unwrap();
     assert_eq!(ledger["epsilon"], json["epsilon"]);
@@ -355,7 +362,9 @@ fn noise_aware_fit_converges_and_is_secure_by_default() {
     assert_eq!(a["ledger"].as_array().unwrap().len(), 8); // 4 rounds × 2 releases
     let summary = |o: &Path| std::fs::read_to_string(o.join("summary.csv")).unwrap();
     let (sa, sb) = (summary(&out1), summary(&out2));
-    assert!(sa.starts_with("parameter,mean,sd,q5,q50,q95,rhat,ess_bulk,ess_tail"));
+    assert!(sa.starts_with(
+        "parameter,mean,sd,q5,q50,q95,mcse_mean,mcse_sd,ess_bulk,ess_tail,r_hat,rng\n"
+    ));
     assert_ne!(sa, sb, "two unseeded runs gave the same answer");
     assert!(out1.join("ledger.json").is_file() && out1.join("draws.parquet").is_file());
     let c = run(dir.join("o3").to_str().unwrap(), Some("4"));
@@ -491,6 +500,7 @@ fn one_hot_groups_are_declared_and_checked() {
             "1".into(),
             "--out".into(),
             out.display().to_string(),
+            "--overwrite".into(),
         ]
     };
     let run = |data: &Path| {
@@ -535,5 +545,166 @@ fn scale_needs_declared_bounds_on_every_covariate() {
     assert_eq!(code, 0, "{stderr}");
     let json: Value = serde_json::from_str(&stdout).unwrap();
     check_outputs(&json, &out);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The provenance of a fit is in every file it writes (a folder is what gets published): a
+/// seeded run's `ledger.json`, `fit.json`, `summary.csv` and `draws.parquet` all say `seeded`
+/// and that it is not a DP release; a folder that holds a fit is not overwritten silently.
+#[test]
+fn every_output_file_says_whether_the_run_is_a_dp_release() {
+    let dir = temp_dir("provenance");
+    let data = logistic_csv(&dir, "d.csv", |_, _| {});
+    let out = dir.join("o");
+    let args = |overwrite: bool, seed: Option<&'static str>| {
+        let mut a: Vec<String> = [
+            "--data",
+            data.to_str().unwrap(),
+            "--model",
+            "logistic",
+            "--response",
+            "y",
+            "--bounds",
+            "x1=-1:1,x2=-1:1",
+            "--epsilon",
+            "2",
+            "--delta",
+            "1e-6",
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec();
+        if let Some(s) = seed {
+            a.extend(["--seed".to_string(), s.to_string()]);
+        }
+        if overwrite {
+            a.push("--overwrite".into());
+        }
+        a
+    };
+    let run = |a: Vec<String>| {
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        fit(&refs)
+    };
+    // --features defaults to the columns --bounds names besides the response
+    let (code, stdout, stderr) = run(args(false, Some("5")));
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        json["parameters"],
+        serde_json::json!(["intercept", "x1", "x2"])
+    );
+    let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+    for file in ["ledger.json", "fit.json"] {
+        let v: Value = serde_json::from_str(&read(file)).unwrap();
+        assert_eq!(v["rng"], "seeded", "{file}");
+        assert_eq!(v["seed"], 5, "{file}");
+        assert!(
+            v["not_covered"]["rng"]
+                .as_str()
+                .unwrap()
+                .contains("NOT a DP release"),
+            "{file}"
+        );
+    }
+    let summary = read("summary.csv");
+    assert!(
+        summary.lines().skip(1).all(|l| l.ends_with(",seeded")),
+        "{summary}"
+    );
+    let mut reader = ParquetReader::new(std::fs::File::open(out.join("draws.parquet")).unwrap());
+    let meta = reader.get_metadata().unwrap();
+    let kv: Vec<(String, String)> = meta
+        .key_value_metadata()
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|k| (k.key, k.value.unwrap_or_default()))
+        .collect();
+    assert!(
+        kv.contains(&("dp_mcmc.rng".into(), "seeded".into())),
+        "{kv:?}"
+    );
+    assert!(
+        kv.iter()
+            .any(|(k, v)| k == "dp_mcmc.not_covered" && v.contains("NOT a DP release"))
+    );
+    // the same folder again: refused, naming the flag that allows it; then replaced
+    let (code, _, stderr) = run(args(false, None));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--out") && stderr.contains("--overwrite"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(args(true, None));
+    assert_eq!(code, 0, "{stderr}");
+    let v: Value = serde_json::from_str(&read("ledger.json")).unwrap();
+    assert_eq!(v["rng"], "secure");
+    assert!(v["seed"].is_null() && v["not_covered"].get("rng").is_none());
+    assert!(
+        read("summary.csv")
+            .lines()
+            .skip(1)
+            .all(|l| l.ends_with(",secure"))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Public inputs are checked before any data are read, with messages that say what to
+/// change: a fractional Poisson cap (which would clamp a count to a non-count), bounds
+/// outside the supported range (a width that underflows or overflows), and a header that
+/// names a column twice.
+#[test]
+fn public_inputs_are_checked_before_the_data() {
+    let dir = temp_dir("public");
+    let out = dir.join("o");
+    let base = |data: &str, model: &str, bounds: &str| {
+        let mut a: Vec<String> = [
+            "--data",
+            data,
+            "--model",
+            model,
+            "--response",
+            "y",
+            "--bounds",
+            bounds,
+            "--clamp",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--out",
+        ]
+        .map(String::from)
+        .to_vec();
+        a.push(out.display().to_string());
+        a
+    };
+    let run = |a: Vec<String>| {
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        fit(&refs)
+    };
+    // a missing data file: these errors come from the flags alone
+    for (model, bounds, want) in [
+        ("poisson", "y=0:5.5,x=0:1", "whole number"),
+        ("logistic", "x=0:1e-300", "`x`"),
+        ("logistic", "x=-1e308:1e308", "`x`"),
+    ] {
+        let (code, stdout, stderr) = run(base("no/such.csv", model, bounds));
+        assert_eq!(code, 2, "{bounds}: {stdout}");
+        assert!(
+            stderr.contains("--bounds") && stderr.contains(want),
+            "{bounds}: {stderr}"
+        );
+    }
+    let dup = dir.join("dup.csv");
+    std::fs::write(&dup, "y,x,x\n1,0.5,0.2\n0,0.1,0.9\n").unwrap();
+    let (code, _, stderr) = run(base(dup.to_str().unwrap(), "logistic", "x=0:1"));
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("`x`") && stderr.contains("more than once"),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

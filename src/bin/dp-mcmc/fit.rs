@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use dp_mcmc::auto::{Auto, auto_sampler, auto_samplers, default_sampler};
 use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds, prepare, prepare_glm};
-use dp_mcmc::frame::fit_output::write_fit_outputs;
+use dp_mcmc::frame::fit_output::{check_out_dir, write_fit_outputs};
 use dp_mcmc::frame::read_table;
 use dp_mcmc::models::Model;
 use dp_mcmc::noise_aware::NoiseAware;
@@ -32,8 +32,8 @@ pub struct FitArgs {
     /// The response column.
     #[arg(long, value_name = "COL")]
     response: String,
-    /// Covariate columns, comma separated (required for the regressions: they are declared,
-    /// never guessed from the cells).
+    /// Covariate columns, comma separated (declared, never guessed from the cells). Default:
+    /// the columns --bounds names besides the response, in the order given.
     #[arg(long, value_name = "A,B,…")]
     features: Option<String>,
     /// Public bounds of columns, declared without looking at the data (e.g. from a codebook):
@@ -89,9 +89,13 @@ pub struct FitArgs {
     /// Stop the chains after this wall time (seconds); the ledger then counts what ran.
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
     max_time: Option<f64>,
-    /// Output directory (created if missing).
+    /// Output directory (created if missing; a folder that already holds files is refused
+    /// unless --overwrite).
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
+    /// Replace the fit outputs in a non-empty --out folder.
+    #[arg(long)]
+    overwrite: bool,
 }
 
 /// The sampler `--algorithm` names; `None` for `auto` (the library's default for the model,
@@ -158,13 +162,8 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
     if let Some(sd) = a.prior_sd {
         spec.prior_sd = dp_mcmc::error::check::positive("--prior-sd", sd)?;
     }
-    if a.out.is_file() {
-        return Err(Error::invalid(
-            "--out",
-            a.out.display(),
-            "is a file: give a directory (it is created if missing)",
-        ));
-    }
+    spec.validate()?;
+    check_out_dir(&a.out, a.overwrite)?;
 
     let method = match a.method.as_str() {
         "auto" if chosen.is_none() && bounds_declared(&spec) => "noise-aware",
@@ -197,8 +196,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
     }
     let dp_mcmc::auto::AutoRun { run, report } = auto.run(&model)?;
     let (privacy, ledger) = ledger_of(&run)?;
-    let files = write_fit_outputs(&run, run.warmup, &ledger, &a.out)?;
-    Ok(json!({
+    let mut record = json!({
         "method": "dp-mcmc",
         "model": kind.as_str(),
         "algorithm": alg.key(),
@@ -207,7 +205,6 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         "chains": a.chains,
         "iterations": run.chains.iter().map(|c| c.len()).collect::<Vec<_>>(),
         "warmup": run.warmup,
-        "draws_per_chain": files.draws_per_chain,
         "epsilon": privacy.epsilon,
         "delta": privacy.delta,
         "accountant": privacy.accountant,
@@ -215,11 +212,11 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
         "public_lipschitz": model.public_lipschitz(),
         "settings": report,
         "seed": a.seed,
-        "rng": run.rng.as_str(),
         "wall_seconds": run.wall_seconds,
-        "files": files,
-        "not_covered": not_covered(a.seed.is_some()),
-    }))
+        "version": run.version,
+    });
+    write_fit_outputs(&run, run.warmup, &ledger, &mut record, &a.out)?;
+    Ok(record)
 }
 
 /// The run's privacy spent and `ledger.json`'s content.
@@ -240,7 +237,7 @@ fn ledger_of(run: &dp_mcmc::samplers::Run) -> Result<(&dp_mcmc::samplers::Privac
 /// (the covariates', and the response's unless the model is logistic).
 fn bounds_declared(spec: &FitSpec) -> bool {
     let has = |c: &str| spec.bounds.iter().any(|b| b.column == c);
-    let covariates = spec.features.iter().flatten().all(|f| has(f));
+    let covariates = spec.covariates().iter().flatten().all(|f| has(f));
     match spec.kind {
         FitKind::Logistic => covariates,
         FitKind::Poisson | FitKind::Linear | FitKind::GaussianMean => {
@@ -271,7 +268,6 @@ fn noise_aware(
         Some(sufficient) => json!([sufficient]),
         None => json!(fit.report.rounds),
     };
-    let files = write_fit_outputs(run, 0, &ledger, &a.out)?;
     let indefinite = fit.report.indefinite_share.unwrap_or(0.0);
     let warning = if fit.report.floored_share > 0.0 {
         Some(format!(
@@ -293,14 +289,13 @@ fn noise_aware(
     } else {
         None
     };
-    Ok(json!({
+    let mut record = json!({
         "method": "noise-aware",
         "warning": warning,
         "model": kind.as_str(),
         "parameters": data.param_names(),
         "n_rows": data.n_rows(),
         "chains": a.chains,
-        "draws_per_chain": files.draws_per_chain,
         "max_rhat": fit.report.max_rhat,
         "min_ess_bulk": fit.report.min_ess_bulk,
         "epsilon": privacy.epsilon,
@@ -311,11 +306,11 @@ fn noise_aware(
         "floored_share": fit.report.floored_share,
         "indefinite_share": fit.report.indefinite_share,
         "seed": a.seed,
-        "rng": run.rng.as_str(),
         "wall_seconds": run.wall_seconds,
-        "files": files,
-        "not_covered": not_covered(a.seed.is_some()),
-    }))
+        "version": run.version,
+    });
+    write_fit_outputs(run, 0, &ledger, &mut record, &a.out)?;
+    Ok(record)
 }
 
 /// The names of a comma separated list (blanks trimmed, empty items dropped).
@@ -324,21 +319,4 @@ fn comma_list(list: &str) -> Vec<String> {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect()
-}
-
-/// What `fit` prints that the (ε, δ) guarantee does not cover (docs/SECURITY.md).
-fn not_covered(seeded: bool) -> Value {
-    let mut v = json!({
-        "n_rows": "the exact number of rows: public under the substitution relation the \
-                   guarantee uses (it protects every row's values, not whether the table has one \
-                   more row)",
-        "wall_seconds": "run time: depends on the data, not covered",
-    });
-    if seeded {
-        v["rng"] = json!(
-            "seeded: anyone who knows the seed can regenerate every noise draw; this run is \
-             reproducible research, NOT a DP release (leave --seed out for one)"
-        );
-    }
-    v
 }
