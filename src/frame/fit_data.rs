@@ -140,8 +140,12 @@ pub struct FitSpec {
     pub bounds: Vec<Bound>,
     /// Clamp values outside their declared bounds instead of failing.
     pub clamp: bool,
-    /// Prior standard deviation of every parameter (default `√10`: prior variance 10).
-    pub prior_sd: f64,
+    /// Prior standard deviation of every parameter in the model's units (`--prior-sd`).
+    /// `None` (default): the noise-aware method takes its autoscaled prior, weakly informative
+    /// in the internal coordinates of the declared bounds
+    /// ([`Prior::Autoscaled`](crate::noise_aware::Prior::Autoscaled)); the DP-MCMC models
+    /// take `N(0, 10)` on every parameter ([`DP_MCMC_PRIOR_SD`]).
+    pub prior_sd: Option<f64>,
     /// Groups of covariates declared one-hot (at most one non-zero per row; used by the
     /// noise-aware method, [`GlmData::one_hot`](crate::noise_aware::GlmData::one_hot)).
     pub one_hot: Vec<Vec<String>>,
@@ -154,8 +158,8 @@ pub struct FitSpec {
 }
 
 impl FitSpec {
-    /// The spec of `kind` on `response`, no covariates yet (set `features`), no bounds, prior
-    /// sd `√10`.
+    /// The spec of `kind` on `response`, no covariates yet (set `features`), no bounds, the
+    /// default prior.
     pub fn new(kind: FitKind, response: &str) -> Self {
         Self {
             kind,
@@ -163,7 +167,7 @@ impl FitSpec {
             features: None,
             bounds: Vec::new(),
             clamp: false,
-            prior_sd: 10f64.sqrt(),
+            prior_sd: None,
             one_hot: Vec::new(),
             scale_to_unit: false,
         }
@@ -223,7 +227,9 @@ impl FitSpec {
     /// # Errors
     /// As above, naming the flag and the column.
     pub fn validate(&self) -> Result<()> {
-        crate::error::check::positive("--prior-sd", self.prior_sd)?;
+        if let Some(sd) = self.prior_sd {
+            crate::error::check::positive("--prior-sd", sd)?;
+        }
         const LIMIT: f64 = 1e100;
         for b in &self.bounds {
             let width = b.hi - b.lo;
@@ -297,6 +303,10 @@ impl FitSpec {
     }
 }
 
+/// Prior sd of every parameter of the DP-MCMC models when `--prior-sd` is not given (prior
+/// variance 10, in the model's units).
+pub const DP_MCMC_PRIOR_SD: f64 = 3.162_277_660_168_379_5; // √10
+
 /// One of the fit models (logistic, Poisson or linear regression, Gaussian mean), ready for a
 /// sampler: a shared pointer to the model, itself a [`Model`].
 pub type FitModel = std::sync::Arc<dyn Model>;
@@ -348,7 +358,8 @@ fn column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
 /// declared, as the bounds are, never inferred from the cells).
 pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
     spec.validate()?;
-    let prior_var = spec.prior_sd * spec.prior_sd;
+    let sd = spec.prior_sd.unwrap_or(DP_MCMC_PRIOR_SD);
+    let prior_var = sd * sd;
     let features: Vec<String> = match (&spec.covariates(), spec.kind) {
         (Some(f), FitKind::GaussianMean) if !f.is_empty() => {
             return Err(Error::invalid(
@@ -602,15 +613,11 @@ pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware:
         Some(b) => (b.lo, b.hi),
         None => (0.0, 1.0),
     };
-    let mut data = GlmData::new(
-        kind,
-        x,
-        y,
-        box_bounds,
-        y_bounds,
-        spec.prior_sd * spec.prior_sd,
-        names,
-    )?;
+    let prior = match spec.prior_sd {
+        Some(sd) => crate::noise_aware::Prior::Original { sd },
+        None => crate::noise_aware::Prior::default(),
+    };
+    let mut data = GlmData::new(kind, x, y, box_bounds, y_bounds, 1.0, names)?.with_prior(prior)?;
     for group in &spec.one_hot {
         let names: Vec<&str> = group.iter().map(String::as_str).collect();
         data = data.one_hot(&names)?;

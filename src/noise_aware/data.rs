@@ -19,6 +19,7 @@
 
 use nalgebra::DMatrix;
 
+use super::coordinates::{Coordinates, GaussianPrior, Prior, PriorReport};
 use super::polytope::Polytope;
 use crate::error::{Error, Result};
 
@@ -53,18 +54,21 @@ pub struct GlmData {
     pub(crate) x: Vec<f64>,
     pub(crate) y: Vec<f64>,
     pub(crate) p: usize,
-    /// Declared bounds of each covariate (the intercept `[1, 1]`).
+    /// Declared bounds of each covariate in the internal coordinates (the intercept `[1, 1]`,
+    /// a free covariate `[−1, 1]` with an intercept).
     pub(crate) lo: Vec<f64>,
     pub(crate) hi: Vec<f64>,
-    /// Declared bounds of the response (Poisson: `[0, K]`; linear: required; logistic: `[0, 1]`).
+    /// Declared bounds of the response (Poisson: `[0, K]`; linear: required, internal
+    /// coordinates; logistic: `[0, 1]`).
     pub(crate) y_lo: f64,
     pub(crate) y_hi: f64,
-    pub(crate) prior_var: f64,
-    /// Internal coordinates: covariate `i` is divided by `scale[i]` (the largest magnitude its
-    /// declared bounds allow; public), so coefficient `i` is multiplied by it.
-    pub(crate) scale: Vec<f64>,
-    /// Prior variance of each internal coordinate (`prior_var · scale²`, `prior_var` for ln σ).
-    pub(crate) prior_vars: Vec<f64>,
+    /// The public map between the model's units and the internal coordinates.
+    pub(crate) coords: Coordinates,
+    /// The covariates' declared bounds in the model's units.
+    declared: Vec<(f64, f64)>,
+    /// The prior as declared, and as a Gaussian in the internal coordinates.
+    prior_spec: Prior,
+    pub(crate) prior: GaussianPrior,
     pub(crate) names: Vec<String>,
     /// The rows the declared bounds and one-hot declarations allow (internal coordinates).
     polytope: Polytope,
@@ -73,7 +77,10 @@ pub struct GlmData {
 impl GlmData {
     /// Rows `x` (row-major, `n × p`, first column the intercept if wanted), responses `y`,
     /// declared covariate bounds `bounds` (one `(lo, hi)` per column) and response bounds,
-    /// prior `N(0, prior_var)` on every parameter.
+    /// prior `N(0, prior_var)` on every parameter in the model's units
+    /// ([`Prior::Original`]; [`GlmData::with_prior`] sets another, e.g. the default of `fit`,
+    /// [`Prior::Autoscaled`]). The rows are held in the internal coordinates of the declared
+    /// bounds ([`Coordinates`]).
     ///
     /// ```
     /// use dp_mcmc::noise_aware::{GlmData, GlmKind};
@@ -158,29 +165,30 @@ impl GlmData {
                 )));
             }
         }
-        // public rescaling to comparable ranges: covariate i / (its largest declared magnitude)
-        let scale: Vec<f64> = bounds
-            .iter()
-            .map(|&(lo, hi)| {
-                let m = lo.abs().max(hi.abs());
-                if m > 0.0 { m } else { 1.0 }
-            })
-            .collect();
+        // the public internal coordinates of the declared bounds
+        let linear = kind == GlmKind::Linear;
+        let coords = Coordinates::of(&bounds, linear.then_some(y_bounds));
         let mut x = x;
         for row in x.chunks_exact_mut(p) {
-            for (v, s) in row.iter_mut().zip(&scale) {
-                *v /= s;
+            for (i, v) in row.iter_mut().enumerate() {
+                *v = coords.covariate(i, *v);
             }
         }
         let (lo, hi): (Vec<f64>, Vec<f64>) = bounds
             .iter()
-            .zip(&scale)
-            .map(|(&(lo, hi), s)| (lo / s, hi / s))
+            .enumerate()
+            .map(|(i, &(lo, hi))| (coords.covariate(i, lo), coords.covariate(i, hi)))
             .unzip();
-        let mut prior_vars: Vec<f64> = scale.iter().map(|s| prior_var * s * s).collect();
-        if kind == GlmKind::Linear {
-            prior_vars.push(prior_var);
-        }
+        let (y, y_lo, y_hi) = if linear {
+            let y = y.into_iter().map(|v| coords.response(v)).collect();
+            (y, coords.response(y_lo), coords.response(y_hi))
+        } else {
+            (y, y_lo, y_hi)
+        };
+        let prior_spec = Prior::Original {
+            sd: prior_var.sqrt(),
+        };
+        let prior = coords.prior(prior_spec)?;
         let polytope = Polytope::new(lo.clone(), hi.clone());
         Ok(GlmData {
             kind,
@@ -191,12 +199,34 @@ impl GlmData {
             hi,
             y_lo,
             y_hi,
-            prior_var,
-            scale,
-            prior_vars,
+            coords,
+            declared: bounds,
+            prior_spec,
+            prior,
             names,
             polytope,
         })
+    }
+
+    /// The same rows under another prior (see [`Prior`]; `fit`'s default is
+    /// [`Prior::Autoscaled`], weakly informative in the internal coordinates).
+    ///
+    /// ```
+    /// use dp_mcmc::noise_aware::{GlmData, GlmKind, Prior};
+    /// let data = GlmData::new(GlmKind::Logistic, vec![1.0, 0.2, 1.0, 0.9], vec![0.0, 1.0],
+    ///     vec![(1.0, 1.0), (0.0, 1.0)], (0.0, 1.0), 10.0, vec!["intercept".into(), "a".into()])?;
+    /// let data = data.with_prior(Prior::default())?;
+    /// assert_eq!(data.prior(), Prior::Autoscaled { sd: 2.5 });
+    /// assert!(data.with_prior(Prior::Original { sd: 0.0 }).is_err());
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A prior sd that is not positive and finite.
+    pub fn with_prior(mut self, prior: Prior) -> Result<Self> {
+        self.prior = self.coords.prior(prior)?;
+        self.prior_spec = prior;
+        Ok(self)
     }
 
     /// Declares `group` (covariate names) **one-hot**: at most one of them is non-zero in any
@@ -240,7 +270,7 @@ impl GlmData {
                         "is not one of the covariates: name columns given as features",
                     )
                 })?;
-            if self.lo[i] != 0.0 || self.hi[i] <= 0.0 {
+            if self.declared[i].0 != 0.0 || self.declared[i].1 <= 0.0 {
                 return Err(Error::invalid(
                     "one-hot",
                     name,
@@ -258,7 +288,8 @@ impl GlmData {
                 "name at least two distinct covariates",
             ));
         }
-        let set_in_group = |v: &[f64]| idx.iter().filter(|&&i| v[i] != 0.0).count();
+        // away from the declared 0 (internally its image, the lower bound)
+        let set_in_group = |v: &[f64]| idx.iter().filter(|&&i| v[i] != self.lo[i]).count();
         for (j, row) in self.x.chunks_exact(self.p).enumerate() {
             if set_in_group(row) > 1 {
                 return Err(Error::InvalidData(format!(
@@ -272,22 +303,43 @@ impl GlmData {
         Ok(self)
     }
 
-    /// The rows: covariates (row-major, `n × p`) and responses, as validated (and clamped).
-    pub fn rows(&self) -> (Vec<f64>, &[f64]) {
-        let mut x = self.x.clone();
-        for row in x.chunks_exact_mut(self.p) {
-            for (v, s) in row.iter_mut().zip(&self.scale) {
-                *v *= s;
-            }
-        }
-        (x, &self.y)
+    /// The rows in the internal coordinates ([`GlmData::coordinates`]): covariates
+    /// (row-major, `n × p`) and responses, as validated (and clamped).
+    pub fn internal_rows(&self) -> (&[f64], &[f64]) {
+        (&self.x, &self.y)
     }
 
-    /// `θ` in internal coordinates to the model's own (coefficients divided by the scales).
+    /// The rows in the model's units, mapped back from the internal coordinates (equal to
+    /// the validated, clamped input up to rounding): covariates (row-major, `n × p`) and
+    /// responses.
+    pub fn rows(&self) -> (Vec<f64>, Vec<f64>) {
+        let c = &self.coords;
+        let x = self
+            .x
+            .chunks_exact(self.p)
+            .flat_map(|row| {
+                row.iter()
+                    .enumerate()
+                    .map(|(i, v)| c.centre[i] + c.scale[i] * v)
+            })
+            .collect();
+        let y = if self.kind == GlmKind::Linear {
+            let (m, s) = (c.response_centre, c.response_scale);
+            self.y.iter().map(|v| m + s * v).collect()
+        } else {
+            self.y.clone()
+        };
+        (x, y)
+    }
+
+    /// The public map between the model's units and the internal coordinates.
+    pub fn coordinates(&self) -> &Coordinates {
+        &self.coords
+    }
+
+    /// `θ` in internal coordinates to the model's own.
     pub(crate) fn to_model(&self, theta: &mut [f64]) {
-        for (t, s) in theta.iter_mut().zip(&self.scale) {
-            *t /= s;
-        }
+        self.coords.to_model(theta);
     }
 
     /// Number of parameters.
@@ -310,9 +362,14 @@ impl GlmData {
         self.kind
     }
 
-    /// Prior variance of every parameter.
-    pub fn prior_var(&self) -> f64 {
-        self.prior_var
+    /// The prior as declared.
+    pub fn prior(&self) -> Prior {
+        self.prior_spec
+    }
+
+    /// The prior as declared, in words and as a Gaussian in the model's units.
+    pub fn prior_report(&self) -> PriorReport {
+        self.coords.prior_report(self.prior_spec, &self.prior)
     }
 
     /// The **non-private** Laplace approximation of the posterior: the mode (Newton's method on
@@ -329,10 +386,11 @@ impl GlmData {
             let mut g = vec![0.0; d];
             let mut h = DMatrix::zeros(d, d);
             self.sums(&theta, &mut g, &mut h);
-            for i in 0..d {
-                g[i] -= theta[i] / self.prior_vars[i];
-                h[(i, i)] += 1.0 / self.prior_vars[i];
+            let prior_grad = self.prior.grad(&theta);
+            for (gi, pg) in g.iter_mut().zip(prior_grad.iter()) {
+                *gi += pg;
             }
+            h += &self.prior.prec;
             let chol = h.clone().cholesky().ok_or_else(|| Error::Numerical {
                 what: "non-private Laplace approximation",
                 reason: "the information is not positive definite on the Newton path".into(),
@@ -346,13 +404,8 @@ impl GlmData {
                 *t += s;
             }
             if big < 1e-10 {
-                let mut cov = chol.inverse();
-                let unit = |i: usize| if i < self.p { self.scale[i] } else { 1.0 };
-                for i in 0..d {
-                    for j in 0..d {
-                        cov[(i, j)] /= unit(i) * unit(j);
-                    }
-                }
+                let (t, _) = self.coords.to_model_map();
+                let cov = &t * chol.inverse() * t.transpose();
                 self.to_model(&mut theta);
                 return Ok((theta, cov.transpose().as_slice().to_vec()));
             }
@@ -394,8 +447,15 @@ impl GlmData {
     #[cfg(test)]
     pub(crate) fn with_one_row(&self, x: &[f64], y: f64) -> GlmData {
         GlmData {
-            x: x.iter().zip(&self.scale).map(|(v, s)| v / s).collect(),
-            y: vec![y],
+            x: x.iter()
+                .enumerate()
+                .map(|(i, &v)| self.coords.covariate(i, v))
+                .collect(),
+            y: vec![if self.kind == GlmKind::Linear {
+                self.coords.response(y)
+            } else {
+                y
+            }],
             ..self.clone()
         }
     }
@@ -576,8 +636,14 @@ mod tests {
         )
         .unwrap();
         let grouped = boxed.clone().one_hot(&["a", "b", "c"]).unwrap();
-        let together = DMatrix::from_fn(5, 5, |r, c| if r == 0 && c >= 2 { 1.0 } else { 0.0 });
-        assert!(grouped.max_shaped_norm(&together) < boxed.max_shaped_norm(&together) - 0.5);
+        // the shapes act on the internal coordinates (an indicator x becomes 2x − 1): the
+        // indicators' sum is (Σ x' + 3)/2, at most 3 in the box and 1 under the declaration
+        let together = DMatrix::from_fn(5, 5, |r, c| match (r, c) {
+            (0, 0) => 1.5,
+            (0, 2..) => 0.5,
+            _ => 0.0,
+        });
+        assert!(grouped.max_shaped_norm(&together) < boxed.max_shaped_norm(&together) - 1.5);
         for _ in 0..2000 {
             let m = DMatrix::from_fn(5, 5, |_, _| rng.random_range(-1.0..1.0));
             let bound = grouped.max_shaped_norm(&m);
@@ -585,6 +651,8 @@ mod tests {
             let mut x =
                 nalgebra::DVector::from_vec(vec![1.0, rng.random_range(0.0..=1.0), 0.0, 0.0, 0.0]);
             x[2 + rng.random_range(0..3usize)] = rng.random_range(0.0..=1.0);
+            let c = grouped.coordinates();
+            let x = x.map_with_location(|i, _, v| c.covariate(i, v));
             assert!((&m * x).norm() <= bound * (1.0 + 1e-12));
         }
         // the declaration is checked against the rows
@@ -617,13 +685,7 @@ mod tests {
                     GlmKind::Poisson => f64::from(rng.random_range(0..=8u8)),
                     GlmKind::Linear => rng.random_range(-3.0..=3.0),
                 };
-                // in the internal coordinates (covariate i divided by its scale)
-                let x = x.iter().zip(&base.scale).map(|(v, s)| v / s).collect();
-                let one = GlmData {
-                    x,
-                    y: vec![y],
-                    ..base.clone()
-                };
+                let one = base.with_one_row(&x, y);
                 let mut g = vec![0.0; d];
                 let mut h = DMatrix::zeros(d, d);
                 one.sums(&theta, &mut g, &mut h);

@@ -3,8 +3,9 @@
 //! regression" (NeurIPS 2019), with the design conditioned on instead of modelled.
 //!
 //! # The releases
-//! In the internal coordinates (covariates divided by their scales, the response `y` by its
-//! largest declared magnitude `c`), the Gaussian likelihood depends on the data only through
+//! In the internal coordinates of the declared bounds (`coordinates.rs`: with an intercept,
+//! every other covariate and the response centred at their boxes' midpoints and divided by
+//! their half-widths), the Gaussian likelihood depends on the data only through
 //! `H = XᵀX`, `u = Xᵀy` and `v = yᵀy`. Each is released once with Gaussian noise of standard
 //! deviation `Δ_i·z_i`, the shares of the budget fixed by [`SUFFICIENT_SHARES`]; entries of
 //! `XᵀX` between two constant covariates (the intercept's `n`) are public and exact. The
@@ -55,7 +56,7 @@ const MAX_PD_TRIES: usize = 200;
 pub const SUFFICIENT_SHARES: [f64; 3] = [0.25, 0.60, 0.15];
 
 /// The three releases of a linear model's sufficient statistics (see the module docs), in the
-/// releases' `Frame`. Public after the release.
+/// internal coordinates. Public after the release.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SufficientRelease {
     /// `svec(XᵀX)` (off-diagonal entries times `√2`); entries between two constant
@@ -70,120 +71,20 @@ pub struct SufficientRelease {
     /// Noise multipliers of the three releases (`μ_i = 1/(2z_i²)`; `None` for a release
     /// that is entirely public, i.e. `XᵀX` of a Gaussian mean).
     pub noise_multipliers: [Option<f64>; 3],
-    /// The public frame of the releases: covariate centres, response centre and scale.
-    pub frame: Frame,
-}
-
-/// The public affine frame of the releases, from the declared bounds only. With a constant
-/// covariate (an intercept) every other covariate is centred at its box's midpoint and the
-/// response at its range's midpoint `m`, then divided by its half-range `c`: the statistics'
-/// sensitivities fall (a box `[0, 1]` becomes `[−½, ½]`) and `XᵀX` is far better conditioned.
-/// Without one, nothing is centred and `c` is the response's largest declared magnitude.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Frame {
-    /// The constant covariate absorbing the centring, if any, and its value.
-    pub intercept: Option<usize>,
-    pub intercept_value: f64,
-    /// Centre of each covariate (internal coordinates; 0 for constant ones).
-    pub centre: Vec<f64>,
-    /// Response centre `m` and scale `c`.
-    pub response_centre: f64,
-    pub response_scale: f64,
-}
-
-impl Frame {
-    fn of(data: &GlmData) -> Frame {
-        let p = data.p;
-        let intercept = (0..p).find(|&a| data.lo[a] == data.hi[a] && data.lo[a] != 0.0);
-        let (y_lo, y_hi) = (data.y_lo, data.y_hi);
-        match intercept {
-            Some(_) => {
-                let half = 0.5 * (y_hi - y_lo);
-                Frame {
-                    intercept,
-                    intercept_value: intercept.map_or(1.0, |k| data.lo[k]),
-                    centre: (0..p)
-                        .map(|a| {
-                            if data.lo[a] == data.hi[a] {
-                                0.0
-                            } else {
-                                0.5 * (data.lo[a] + data.hi[a])
-                            }
-                        })
-                        .collect(),
-                    response_centre: 0.5 * (y_lo + y_hi),
-                    response_scale: if half > 0.0 { half } else { 1.0 },
-                }
-            }
-            None => {
-                let c = y_lo.abs().max(y_hi.abs());
-                Frame {
-                    intercept,
-                    intercept_value: 1.0,
-                    centre: vec![0.0; p],
-                    response_centre: 0.0,
-                    response_scale: if c > 0.0 { c } else { 1.0 },
-                }
-            }
-        }
-    }
-
-    /// Declared bounds of covariate `a` and of the response in this frame.
-    fn x_bounds(&self, data: &GlmData, a: usize) -> (f64, f64) {
-        (data.lo[a] - self.centre[a], data.hi[a] - self.centre[a])
-    }
-    fn y_bounds(&self, data: &GlmData) -> (f64, f64) {
-        let f = |y: f64| (y - self.response_centre) / self.response_scale;
-        (f(data.y_lo), f(data.y_hi))
-    }
-
-    /// `β' = Aβ + b`: the coefficients of the frame's model from the data's (internal
-    /// coordinates), as a matrix and offset.
-    fn forward(&self, p: usize) -> (DMatrix<f64>, DVector<f64>) {
-        let c = self.response_scale;
-        let mut a = DMatrix::<f64>::identity(p, p) / c;
-        let mut b = DVector::zeros(p);
-        if let Some(k) = self.intercept {
-            // β'_k c c_k = β_k c c_k / c … : β'_k = β_k/c + (Σ_{j≠k} β_j centre_j − m)/(c c_k)
-            let ck = self.intercept_value;
-            for j in 0..p {
-                if j != k {
-                    a[(k, j)] = self.centre[j] / (c * ck);
-                }
-            }
-            b[k] = -self.response_centre / (c * ck);
-        }
-        (a, b)
-    }
-
-    /// The data's coefficients and `ln σ` (internal coordinates) from the frame's.
-    fn back(&self, beta: &DVector<f64>, s: f64) -> impl Iterator<Item = f64> + use<> {
-        let c = self.response_scale;
-        let mut out: Vec<f64> = beta.iter().map(|b| b * c).collect();
-        if let Some(k) = self.intercept {
-            let shift: f64 = (0..beta.len())
-                .filter(|&j| j != k)
-                .map(|j| out[j] * self.centre[j])
-                .sum();
-            out[k] -= (shift - self.response_centre) / self.intercept_value;
-        }
-        out.into_iter().chain(std::iter::once(s + c.ln()))
-    }
 }
 
 /// The substitution sensitivities of `svec(XᵀX)`, `Xᵀy` and `yᵀy` over the declared box
-/// (in the public [`Frame`]): `√(2 max‖x‖⁴ − 2 max(0, min xᵀx')²)`, `2 max‖x‖ max|y|` and
+/// (internal coordinates): `√(2 max‖x‖⁴ − 2 max(0, min xᵀx')²)`, `2 max‖x‖ max|y|` and
 /// `max y² − min y²`, each rounded up.
 pub(crate) fn sufficient_sensitivities(data: &GlmData) -> [f64; 3] {
-    let frame = Frame::of(data);
     let (mut big, mut small) = (0.0, 0.0);
     for a in 0..data.p {
-        let (l, h) = frame.x_bounds(data, a);
+        let (l, h) = (data.lo[a], data.hi[a]);
         big += (l * l).max(h * h);
         small += (l * h).min(l * l).min(h * h);
     }
     let small: f64 = f64::max(small, 0.0);
-    let (yl, yh) = frame.y_bounds(data);
+    let (yl, yh) = (data.y_lo, data.y_hi);
     let y_max = (yl * yl).max(yh * yh);
     let y_min = if yl <= 0.0 && yh >= 0.0 {
         0.0
@@ -215,7 +116,7 @@ pub(crate) fn sufficient_noise_multipliers(
     Ok([if xtx_public { f64::INFINITY } else { z(0)? }, z(1)?, z(2)?])
 }
 
-/// Releases `svec(XᵀX)`, `Xᵀy` and `yᵀy` (in the public `Frame`) with Gaussian noise of
+/// Releases `svec(XᵀX)`, `Xᵀy` and `yᵀy` (internal coordinates) with Gaussian noise of
 /// standard deviation `Δ_i·z_i` on every entry that is not public (see the module docs). One
 /// pass over the data.
 ///
@@ -244,17 +145,10 @@ pub fn release_sufficient(
         ));
     }
     let p = data.p;
-    let frame = Frame::of(data);
-    let (m, c) = (frame.response_centre, frame.response_scale);
     let mut h = DMatrix::<f64>::zeros(p, p);
     let mut u = vec![0.0; p];
     let mut v = 0.0;
-    let mut x = vec![0.0; p];
-    for (row, &y) in data.x.chunks_exact(p).zip(&data.y) {
-        let y = (y - m) / c;
-        for ((xa, r), centre) in x.iter_mut().zip(row).zip(&frame.centre) {
-            *xa = r - centre;
-        }
+    for (x, &y) in data.x.chunks_exact(p).zip(&data.y) {
         for a in 0..p {
             let xa = x[a];
             u[a] += xa * y;
@@ -332,7 +226,6 @@ pub fn release_sufficient(
             sensitivity: d_v,
         },
         noise_multipliers: z.map(|z| z.is_finite().then_some(z)),
-        frame,
     })
 }
 
@@ -350,7 +243,7 @@ pub(crate) struct LinearPosterior {
     h_noisy: Vec<bool>,
     u_obs: DVector<f64>,
     v_obs: f64,
-    /// Prior of the frame's coefficients: `N(prior_mean, prior_cov)`.
+    /// Prior of the coefficients: `N(prior_mean, prior_cov)`.
     prior_mean: DVector<f64>,
     prior_cov: DMatrix<f64>,
     prior_prec: DMatrix<f64>,
@@ -362,8 +255,6 @@ pub(crate) struct LinearPosterior {
     /// none of [`MAX_PD_TRIES`] trial draws was positive definite (then every proposal is
     /// floored anyway, and trying costs 200 draws a step for nothing).
     pd_tries: usize,
-    /// The releases' frame, to map the draws back.
-    frame: Frame,
 }
 
 /// What the log density needs of `(H, u)`: with `H = LLᵀ` and `LᵀS₀L = QΛQᵀ`,
@@ -392,7 +283,8 @@ struct State {
 }
 
 impl LinearPosterior {
-    /// The posterior of `release` for the model of `data` (prior from `data.prior_vars`).
+    /// The posterior of `release` for the model of `data` (its prior in the internal
+    /// coordinates).
     pub(crate) fn new(release: &SufficientRelease, data: &GlmData) -> Result<Self> {
         let p = data.p;
         let n = data.n_rows();
@@ -409,8 +301,6 @@ impl LinearPosterior {
         let h_mean = release.xtx.values.clone();
         let h_noisy = release.xtx_noisy.clone();
         let t_h = release.xtx.noise_sd;
-        let frame = release.frame.clone();
-        let c = frame.response_scale;
         // post-processing: can a draw of the release's Gaussian be positive definite at all?
         // (a fixed public seed: this decides only how many tries a proposal gets)
         let pd_possible = {
@@ -424,11 +314,9 @@ impl LinearPosterior {
                 Cholesky::new(unsvec(&draw, p)).is_some()
             })
         };
-        // the model's prior N(0, S) on the data's coefficients, in the frame: N(b, A S Aᵀ)
-        let (a, b) = frame.forward(p);
-        let s = DMatrix::from_diagonal(&DVector::from_column_slice(&data.prior_vars[..p]));
-        let prior_cov = &a * s * a.transpose();
-        let prior_cov = (&prior_cov + prior_cov.transpose()) * 0.5;
+        // the prior in the internal coordinates: β and ln σ are independent under it
+        let prior = &data.prior;
+        let prior_cov = prior.cov.view((0, 0), (p, p)).into_owned();
         let prior_prec = Cholesky::new(prior_cov.clone())
             .ok_or_else(|| bug("prior"))?
             .inverse();
@@ -442,14 +330,13 @@ impl LinearPosterior {
             h_noisy,
             u_obs: DVector::from_column_slice(&release.xty.values),
             v_obs: release.yty.values[0],
-            prior_mean: b,
+            prior_mean: DVector::from_column_slice(&prior.mean[..p]),
             prior_cov,
             prior_prec,
-            s_mean: -c.ln(),
-            s_var: data.prior_vars[p],
+            s_mean: prior.mean[p],
+            s_var: prior.cov[(p, p)],
             floor: (t_h * (p as f64).sqrt()).max(1e-12),
             pd_tries: if pd_possible { MAX_PD_TRIES } else { 1 },
-            frame,
         })
     }
 
@@ -731,7 +618,7 @@ impl LinearPosterior {
                 rng,
             )
             .ok_or_else(|| bug("β step"))?;
-            let theta: Vec<f64> = self.frame.back(&beta, st.s).collect();
+            let theta: Vec<f64> = beta.iter().copied().chain([st.s]).collect();
             if step == 0 {
                 out.start = theta.clone();
             }
@@ -756,7 +643,10 @@ impl LinearPosterior {
         let rss = (self.v_obs - 2.0 * beta.dot(&self.u_obs)
             + (beta.transpose() * &h * &beta)[(0, 0)])
             .max(self.t_v);
-        self.frame.back(&beta, 0.5 * (rss / self.k).ln()).collect()
+        beta.iter()
+            .copied()
+            .chain([0.5 * (rss / self.k).ln()])
+            .collect()
     }
 }
 
@@ -792,10 +682,11 @@ mod tests {
             .flat_map(|i| (0..=20).map(move |j| (i as f64 / 10.0, j as f64 / 10.0 - 1.0)))
             .collect();
         let got = sufficient_sensitivities(&data);
-        // in the frame: x centred at ½, y ∈ [−2, 2] divided by 2 (the grid's y is already)
+        // internal coordinates: x centred at ½ and divided by ½, y ∈ [−2, 2] divided by 2
+        // (the grid's y is already)
         let moved = |a: (f64, f64), b: (f64, f64)| {
-            let (x, y) = (DVector::from_vec(vec![1.0, a.0 - 0.5]), a.1);
-            let (x2, y2) = (DVector::from_vec(vec![1.0, b.0 - 0.5]), b.1);
+            let (x, y) = (DVector::from_vec(vec![1.0, 2.0 * a.0 - 1.0]), a.1);
+            let (x2, y2) = (DVector::from_vec(vec![1.0, 2.0 * b.0 - 1.0]), b.1);
             [
                 (&x * x.transpose() - &x2 * x2.transpose()).norm(),
                 (&x * y - &x2 * y2).norm(),

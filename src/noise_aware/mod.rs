@@ -44,6 +44,7 @@
 //! # Ok(()) }
 //! ```
 
+mod coordinates;
 mod data;
 mod linalg;
 mod linear;
@@ -59,6 +60,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+pub use coordinates::{AUTOSCALED_LOG_SIGMA, AUTOSCALED_SD, Coordinates, Prior, PriorReport};
 pub use data::{GlmData, GlmKind};
 pub use linear::{SUFFICIENT_SHARES, SufficientRelease, release_sufficient};
 pub use model_path::{RowBounds, release_clipped};
@@ -171,6 +173,13 @@ pub struct NoiseAwareReport {
     /// linear model.
     #[serde(default)]
     pub indefinite_share: Option<f64>,
+    /// The prior (`None` for a library model: its own `log_prior`).
+    #[serde(default)]
+    pub prior: Option<PriorReport>,
+    /// The public map between the model's units and the internal coordinates the releases
+    /// are made in (`None` for a library model).
+    #[serde(default)]
+    pub coordinates: Option<Coordinates>,
     /// Largest R-hat over the parameters.
     pub max_rhat: f64,
     /// Smallest bulk ESS over the parameters.
@@ -323,6 +332,7 @@ impl NoiseAware {
                     .map(|(what, z)| (format!("sufficient statistics {what}"), z))
                     .collect(),
                 sufficient: Some(release),
+                centred: false,
             }
         } else {
             let schedule = self
@@ -331,15 +341,22 @@ impl NoiseAware {
                 .unwrap_or_else(|| default_schedule(data.kind));
             let path = releases::newton_path(data, mu_total, schedule, &mut rng)?;
             let pooled = posterior::pooled_rounds(&path.rounds, data.kind);
-            let post =
-                posterior::NoiseAwarePosterior::new(&path.rounds, &pooled, &data.prior_vars)?;
-            Fitted::laplace(path, pooled, post)
+            Fitted::laplace(path, pooled, &data.prior)?
         };
+        // a Newton path's draws are centred at the prior's mean (a linear model's are not)
+        let centre = fitted.centred.then_some(&data.prior.mean);
         let frame = Frame {
             model: data.kind.label(),
             names: data.names.clone(),
             n_rows: data.n_rows(),
-            to_model: &|t: &mut [f64]| data.to_model(t),
+            prior: Some(data.prior_report()),
+            coordinates: Some(data.coordinates().clone()),
+            to_model: &|t: &mut [f64]| {
+                if let Some(m) = centre {
+                    shift(t, m, 1.0);
+                }
+                data.to_model(t);
+            },
         };
         self.finish(fitted, &frame, mu_total, t0)
     }
@@ -410,30 +427,17 @@ impl NoiseAware {
         let mut rng = self.rng(RELEASE_STREAM)?;
         let prior = model_path::gaussian_prior(model)?;
         let schedule = self.schedule.as_deref().unwrap_or(&SCHEDULE);
-        let mut path = model_path::model_path(model, bounds, &prior, mu_total, schedule, &mut rng)?;
-        // the posterior's prior is centred at 0: its coordinates are θ minus the prior's mean
-        let shift = |t: &mut [f64], sign: f64| {
-            for (v, m) in t.iter_mut().zip(&prior.mean) {
-                *v += sign * m;
-            }
-        };
-        for round in &mut path.rounds {
-            shift(&mut round.theta, -1.0);
-        }
-        shift(&mut path.final_theta, -1.0);
+        let path = model_path::model_path(model, bounds, &prior, mu_total, schedule, &mut rng)?;
         let len = path.rounds.len();
         let pooled: Vec<usize> = (len.saturating_sub(MODEL_POOLED)..len).collect();
-        let post =
-            posterior::NoiseAwarePosterior::with_prior(&path.rounds, &pooled, prior.cov.clone())?;
-        let mut fitted = Fitted::laplace(path, pooled, post);
-        for round in &mut fitted.rounds {
-            shift(&mut round.theta, 1.0);
-        }
+        let fitted = Fitted::laplace(path, pooled, &prior)?;
         let frame = Frame {
             model: "library model",
             names: model.param_names(),
             n_rows: model.n_rows(),
-            to_model: &|t: &mut [f64]| shift(t, 1.0),
+            prior: None,
+            coordinates: None,
+            to_model: &|t: &mut [f64]| shift(t, &prior.mean, 1.0),
         };
         self.finish(fitted, &frame, mu_total, t0)
     }
@@ -524,6 +528,8 @@ impl NoiseAware {
                 Sampler::Laplace(p) => Some(p.indefinite_share()),
                 Sampler::Linear(_) => None,
             },
+            prior: frame.prior.clone(),
+            coordinates: frame.coordinates.clone(),
             max_rhat,
             min_ess_bulk: min_ess,
         };
@@ -682,15 +688,40 @@ struct Fitted {
     /// Ledger parts: name and noise multiplier of each Gaussian release.
     releases: Vec<(String, f64)>,
     sufficient: Option<SufficientRelease>,
+    /// Whether the final point and the draws are centred at the prior's mean (`θ − m`: the
+    /// Newton path's posterior is written for a prior centred at 0).
+    centred: bool,
+}
+
+/// `t + sign·m`, in place.
+fn shift(t: &mut [f64], m: &[f64], sign: f64) {
+    for (v, m) in t.iter_mut().zip(m) {
+        *v += sign * m;
+    }
 }
 
 impl Fitted {
-    /// A Newton path's fit: its rounds, the posterior of the pooled ones, the ledger parts.
+    /// A Newton path's fit under the Gaussian prior `prior`: its rounds, the posterior of the
+    /// pooled ones (written for a prior centred at 0, so in the coordinates `θ − m`: the final
+    /// point and the draws are centred, the rounds keep their own points), the ledger parts.
     fn laplace(
         path: releases::Path,
         pooled: Vec<usize>,
-        post: posterior::NoiseAwarePosterior,
-    ) -> Self {
+        prior: &coordinates::GaussianPrior,
+    ) -> Result<Self> {
+        let centred: Vec<Round> = path
+            .rounds
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                shift(&mut r.theta, &prior.mean, -1.0);
+                r
+            })
+            .collect();
+        let post =
+            posterior::NoiseAwarePosterior::with_prior(&centred, &pooled, prior.cov.clone())?;
+        let mut final_point = path.final_theta.clone();
+        shift(&mut final_point, &prior.mean, -1.0);
         let d = path.final_theta.len();
         let last_step_whitened = {
             let last = &path.rounds[path.rounds.len() - 1].theta;
@@ -714,15 +745,16 @@ impl Fitted {
                 ]
             })
             .collect();
-        Fitted {
+        Ok(Fitted {
             sampler: Sampler::Laplace(post),
             rounds: path.rounds,
             pooled,
-            final_point: path.final_theta,
+            final_point,
             last_step_whitened,
             releases,
             sufficient: None,
-        }
+            centred: true,
+        })
     }
 }
 
@@ -731,6 +763,8 @@ struct Frame<'a> {
     model: &'static str,
     names: Vec<String>,
     n_rows: usize,
+    prior: Option<PriorReport>,
+    coordinates: Option<Coordinates>,
     /// From the posterior's coordinates to the model's.
     to_model: &'a dyn Fn(&mut [f64]),
 }

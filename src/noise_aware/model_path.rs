@@ -22,6 +22,7 @@
 //! bound of the model is used for `C` when it has one).
 use nalgebra::{DMatrix, DVector};
 
+use super::coordinates::GaussianPrior;
 use super::linalg::{svec, unsvec};
 use super::releases::{Path, Release, Round, noise_multiplier, noisy, project_pd};
 use crate::error::{Error, Result, check};
@@ -45,13 +46,6 @@ pub struct RowBounds {
     /// `C_I`: each row's information (minus the Hessian of its log-likelihood) is clipped to
     /// Frobenius norm `C_I`.
     pub information: f64,
-}
-
-/// The prior's Gaussian approximation at its mode: mean and covariance (public).
-pub(crate) struct GaussianPrior {
-    pub mean: Vec<f64>,
-    pub cov: DMatrix<f64>,
-    pub prec: DMatrix<f64>,
 }
 
 /// Finite-difference step of coordinate `i` at `theta`.

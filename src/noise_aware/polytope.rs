@@ -72,11 +72,12 @@ impl Polytope {
         }
     }
 
-    /// The polytope with the coordinates `idx` declared one-hot (each with lower bound 0): at
-    /// most one of them is non-zero in any allowed row.
+    /// The polytope with the coordinates `idx` declared one-hot: at most one of them is away
+    /// from its lower bound (the declared 0) in any allowed row.
     pub(crate) fn with_one_hot(mut self, idx: Vec<usize>) -> Self {
         let p = self.p;
-        let set = |v: &[f64]| idx.iter().filter(|&&i| v[i] != 0.0).count();
+        let lo = &self.lo;
+        let set = |v: &[f64]| idx.iter().filter(|&&i| v[i] != lo[i]).count();
         self.vertices = self.vertices.take().map(|vs| {
             vs.chunks_exact(p)
                 .filter(|v| set(v) <= 1)
@@ -99,11 +100,13 @@ impl Polytope {
         self
     }
 
-    /// Whether `v` respects every one-hot declaration (the box is checked elsewhere).
+    /// Whether `v` respects every one-hot declaration: at most one coordinate of each group
+    /// away from its lower bound (the internal image of the declared 0; the box is checked
+    /// elsewhere).
     pub(crate) fn one_hot_allows(&self, v: &[f64]) -> bool {
         self.groups
             .iter()
-            .all(|g| g.iter().filter(|&&i| v[i] != 0.0).count() <= 1)
+            .all(|g| g.iter().filter(|&&i| v[i] != self.lo[i]).count() <= 1)
     }
 
     /// The vertices (row-major, `p` per vertex), when few enough to enumerate.
@@ -194,7 +197,7 @@ impl Polytope {
                     .filter(|&i| self.factors[i] == label && self.lo[i] < self.hi[i])
                     .collect();
                 let mut out = Vec::new();
-                let mut t = vec![0.0; self.p];
+                let mut t = self.lo.clone();
                 self.factor_states(&coords, 0, &mut t, &mut |t| {
                     let v: Vec<f64> = (0..rows)
                         .map(|r| coords.iter().map(|&i| m[(r, i)] * t[i]).sum())
@@ -226,7 +229,7 @@ impl Polytope {
                 self.factor_states(coords, k + 1, t, visit);
             }
         }
-        t[i] = 0.0;
+        t[i] = self.lo[i];
     }
 
     /// `max ‖M v‖` by branch and bound over the factors' states (module docs).

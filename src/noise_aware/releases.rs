@@ -148,10 +148,7 @@ pub(crate) fn newton_path(
     rng: &mut ChainRng,
 ) -> Result<Path> {
     let d = data.dim();
-    let prior_prec = DMatrix::from_diagonal(&DVector::from_iterator(
-        d,
-        data.prior_vars.iter().map(|v| 1.0 / v),
-    ));
+    let prior_prec = data.prior.prec.clone();
     let mut theta = data.public_start();
     let mut b = DMatrix::<f64>::identity(d, d);
     let mut rounds = Vec::with_capacity(schedule.len());
@@ -176,8 +173,7 @@ pub(crate) fn newton_path(
         // post-processing: the Newton step and the next round's shape
         let a_inv = a.clone().try_inverse().ok_or_else(singular)?;
         let score = &a_inv * DVector::from_vec(rel_g);
-        let prior_grad =
-            DVector::from_iterator(d, theta.iter().zip(&data.prior_vars).map(|(t, v)| -t / v));
+        let prior_grad = data.prior.grad(&theta);
         let score_s = score[d - 1];
         let step = curv
             .clone()

@@ -463,7 +463,8 @@ mod tests {
                 for step in 0..=200 {
                     let mut x = v.to_vec();
                     x[k] = lo + (hi - lo) * f64::from(step) / 200.0;
-                    let x: Vec<f64> = x.iter().zip(&base.scale).map(|(u, s)| u * s).collect();
+                    let c = base.coordinates();
+                    let x: Vec<f64> = (0..d).map(|i| c.centre[i] + c.scale[i] * x[i]).collect();
                     for y in [0.0, 1.0] {
                         let (g, _) = row_terms(&base, &x, y, &theta);
                         points.push(&a * nalgebra::DVector::from_vec(g));

@@ -516,3 +516,91 @@ fn library_models_cover_the_generating_parameters() {
     let err = base.row_bounds(-1.0, 1.0).run_model(&model).unwrap_err();
     assert!(err.to_string().contains("gradient"), "{err}");
 }
+
+/// Answers do not depend on units: an affine change of covariates' units with their declared
+/// bounds changed alike (a covariate on [0, 1] recoded as calendar years 1997-2002, another
+/// as 0.01 times itself minus 3) and, for the linear models, of the response (300 + 40 y),
+/// changes the posterior only by the same affine map of the coefficients. The internal
+/// coordinates of the declared bounds are the same either way, so with the same seed the
+/// draws agree to rounding; the tolerance (10⁻⁶ of a posterior sd) leaves room for that
+/// alone. (A map with a negative slope mirrors an internal coordinate, and with it which
+/// realisation of the noise that coordinate gets: the same answer in distribution.)
+#[test]
+fn an_affine_change_of_units_changes_the_posterior_by_the_same_map() {
+    use dp_mcmc::noise_aware::Prior;
+    let kinds = [
+        (GlmKind::Logistic, 3),
+        (GlmKind::Poisson, 3),
+        (GlmKind::Linear, 3),
+        (GlmKind::Linear, 1), // a Gaussian mean: no covariate
+    ];
+    for (kind, p) in kinds {
+        let base = simulate(kind, 3000, &[0.2, -0.5, 1.0][..p], 8);
+        let (x, y) = base.rows();
+        // x1 → 1997 + 5 x1, x2 → 0.01 x2 − 3; a linear response y → 300 + 40 y
+        let (a, b) = ([0.0, 1997.0, -3.0], [1.0, 5.0, 0.01]);
+        let linear = kind == GlmKind::Linear;
+        let (ya, yb) = if linear { (300.0, 40.0) } else { (0.0, 1.0) };
+        let x2: Vec<f64> = x
+            .chunks_exact(p)
+            .flat_map(|r| (0..p).map(move |i| a[i] + b[i] * r[i]))
+            .collect();
+        let y2: Vec<f64> = y.iter().map(|v| ya + yb * v).collect();
+        let mut bounds = vec![(1.0, 1.0)];
+        bounds.extend([(1997.0, 2002.0), (-3.0, -2.99)].into_iter().take(p - 1));
+        let y_bounds = match kind {
+            GlmKind::Logistic => (0.0, 1.0),
+            GlmKind::Poisson => (0.0, 30.0),
+            GlmKind::Linear => (ya - 5.0 * yb, ya + 5.0 * yb),
+        };
+        let names = base.param_names().to_vec();
+        let recoded = GlmData::new(kind, x2, y2, bounds, y_bounds, 10.0, names).unwrap();
+        let fit = |d: GlmData| {
+            let d = d.with_prior(Prior::default()).unwrap();
+            NoiseAware::new()
+                .epsilon(2.0)
+                .delta(1e-6)
+                .seed(3)
+                .run(&d)
+                .unwrap()
+        };
+        let (one, two) = (fit(base.clone()), fit(recoded));
+        let d = base.dim();
+        // the first fit's draws in the recoded units
+        let map = |t: &[f64]| -> Vec<f64> {
+            let mut out = vec![0.0; d];
+            out[0] = yb * (t[0] - (1..p).map(|i| a[i] * t[i] / b[i]).sum::<f64>()) + ya;
+            for i in 1..p {
+                out[i] = yb * t[i] / b[i];
+            }
+            if linear {
+                out[p] = t[p] + yb.ln();
+            }
+            out
+        };
+        let mapped: Vec<f64> = one.run.chains[0]
+            .draws
+            .chunks_exact(d)
+            .flat_map(map)
+            .collect();
+        let other = &two.run.chains[0].draws;
+        assert_eq!(mapped.len(), other.len(), "{kind:?}");
+        for i in 0..d {
+            let col = |v: &[f64]| -> Vec<f64> { v.iter().skip(i).step_by(d).copied().collect() };
+            let (u, w) = (col(&mapped), col(other));
+            let sd = {
+                let m = w.iter().sum::<f64>() / w.len() as f64;
+                (w.iter().map(|v| (v - m).powi(2)).sum::<f64>() / w.len() as f64).sqrt()
+            };
+            let worst = u
+                .iter()
+                .zip(&w)
+                .map(|(p, q)| (p - q).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                worst <= 1e-6 * sd,
+                "{kind:?} p = {p}, parameter {i}: {worst} vs sd {sd}"
+            );
+        }
+    }
+}

@@ -57,7 +57,11 @@ pub struct FitArgs {
     /// the effect of the covariate's whole declared range. Needs --bounds on every covariate.
     #[arg(long)]
     scale: bool,
-    /// Prior standard deviation of every parameter (normal prior centred at 0; default √10).
+    /// Prior standard deviation of every parameter in the model's units (normal prior
+    /// centred at 0). Default: the noise-aware method's autoscaled prior, N(0, 2.5²) on every
+    /// coefficient in the coordinates of the declared bounds (a covariate's coefficient per
+    /// half its declared range; a linear model's log σ in units of the response's half-range
+    /// N(−1, 1.5²)); the DP-MCMC method's N(0, 10) on every parameter.
     #[arg(long, value_name = "SD", allow_hyphen_values = true)]
     prior_sd: Option<f64>,
     /// Privacy budget ε of the whole analysis (initialisation, warm-up, sampling, all chains).
@@ -159,9 +163,7 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
     spec.clamp = a.clamp;
     spec.scale_to_unit = a.scale;
     spec.one_hot = a.one_hot.iter().map(|g| comma_list(g)).collect();
-    if let Some(sd) = a.prior_sd {
-        spec.prior_sd = dp_mcmc::error::check::positive("--prior-sd", sd)?;
-    }
+    spec.prior_sd = a.prior_sd;
     spec.validate()?;
     check_out_dir(&a.out, a.overwrite)?;
 
@@ -302,6 +304,8 @@ fn noise_aware(
         "delta": privacy.delta,
         "accountant": privacy.accountant,
         "ledger": privacy.ledger.parts,
+        "prior": fit.report.prior,
+        "coordinates": fit.report.coordinates,
         "pooled_rounds": fit.report.pooled,
         "floored_share": fit.report.floored_share,
         "indefinite_share": fit.report.indefinite_share,

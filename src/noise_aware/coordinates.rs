@@ -1,0 +1,361 @@
+//! The internal coordinates of a noise-aware fit and its prior: a public affine map fixed by
+//! the **declared bounds** alone (never by the data), so that the answer does not depend on
+//! the covariates' units.
+//!
+//! With a constant covariate (an intercept) every other covariate is centred at its declared
+//! box's midpoint and divided by its half-width, so each free covariate's box becomes
+//! `[−1, 1]`; the intercept absorbs the centring. A linear model's response is centred and
+//! scaled by its declared range the same way. Without an intercept nothing can be centred, and
+//! covariate `i` (and the response) is divided by the largest magnitude its bounds allow. An
+//! affine change of a covariate's units, with its declared bounds changed alike, leaves the
+//! internal rows, and so every release, shape, Newton step and draw in these coordinates,
+//! unchanged; the draws are mapped back exactly ([`Coordinates::to_model`]).
+//!
+//! The default prior ([`Prior::Autoscaled`]) is weakly informative **in these coordinates**,
+//! the convention of rstanarm's autoscaled priors but scaled by the declared bounds rather
+//! than the data: `N(0, 2.5²)` on every coefficient (the effect of moving a covariate by half
+//! its declared range; the intercept at the box's centre) and, for a linear model,
+//! `ln σ' ~ N(−1, 1.5²)` with `σ'` the error sd in units of the response's half-range.
+//! [`Prior::Original`] puts `N(0, sd²)` on every parameter in the model's own units, as
+//! `fit --prior-sd` does; it is carried into the internal coordinates exactly (a correlated
+//! Gaussian there).
+
+use nalgebra::{DMatrix, DVector};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The prior of a noise-aware fit (see the [module docs](self)).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "scale", rename_all = "kebab-case")]
+pub enum Prior {
+    /// `N(0, sd²)` on every coefficient in the internal coordinates (default `sd` =
+    /// [`AUTOSCALED_SD`]); a linear model's `ln σ'` gets `N(−1, 1.5²)`.
+    Autoscaled {
+        /// Prior sd of every internal coefficient.
+        sd: f64,
+    },
+    /// `N(0, sd²)` on every parameter in the model's own units (`log_sigma` included).
+    Original {
+        /// Prior sd of every parameter.
+        sd: f64,
+    },
+}
+
+/// Prior sd of every coefficient under the default [`Prior::Autoscaled`].
+pub const AUTOSCALED_SD: f64 = 2.5;
+
+/// Mean and sd of a linear model's `ln σ'` under [`Prior::Autoscaled`] (`σ'` in units of the
+/// response's half-range: `e^{−1} ≈ 0.37`, within a factor `e³` either way at two sds).
+pub const AUTOSCALED_LOG_SIGMA: (f64, f64) = (-1.0, 1.5);
+
+impl Default for Prior {
+    fn default() -> Self {
+        Prior::Autoscaled { sd: AUTOSCALED_SD }
+    }
+}
+
+impl Prior {
+    /// The prior's sd, checked positive and finite.
+    fn sd(self) -> Result<f64> {
+        let (Prior::Autoscaled { sd } | Prior::Original { sd }) = self;
+        crate::error::check::positive("prior sd", sd)
+    }
+}
+
+/// The prior of a fit as a user reads it: as declared (`scale`: `autoscaled` or `original`,
+/// and `sd`), in words, and as a Gaussian in the model's units (`mean`, `cov`, in the order of
+/// the parameters).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PriorReport {
+    /// The prior as declared.
+    #[serde(flatten)]
+    pub declared: Prior,
+    /// What it means, in words.
+    pub description: String,
+    /// Its mean in the model's units.
+    pub mean: Vec<f64>,
+    /// Its covariance in the model's units (one row per parameter).
+    pub cov: Vec<Vec<f64>>,
+}
+
+impl Prior {
+    /// The prior in words.
+    pub fn describe(self, log_sigma: bool) -> String {
+        match self {
+            Prior::Autoscaled { sd } => {
+                let (m, s) = AUTOSCALED_LOG_SIGMA;
+                let sigma = if log_sigma {
+                    format!(
+                        "; log σ' ~ N({m}, {s}²), σ' the error sd in units of the response's \
+                         declared half-range"
+                    )
+                } else {
+                    String::new()
+                };
+                format!(
+                    "N(0, {sd}²) on every coefficient in the internal coordinates of the \
+                     declared bounds (a covariate's coefficient per half its declared range, the \
+                     intercept at the box's centre){sigma}"
+                )
+            }
+            Prior::Original { sd } => {
+                format!("N(0, {sd}²) on every parameter in the model's own units")
+            }
+        }
+    }
+}
+
+/// A Gaussian prior in the internal coordinates: mean, covariance and precision.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct GaussianPrior {
+    pub mean: Vec<f64>,
+    pub cov: DMatrix<f64>,
+    pub prec: DMatrix<f64>,
+}
+
+impl GaussianPrior {
+    /// `N(mean, cov)`.
+    ///
+    /// # Errors
+    /// A covariance that is not positive definite, or a mean that is not finite.
+    pub(crate) fn new(mean: Vec<f64>, cov: DMatrix<f64>) -> Result<Self> {
+        let cov = (&cov + cov.transpose()) * 0.5;
+        let chol = cov
+            .clone()
+            .cholesky()
+            .filter(|_| mean.iter().all(|m| m.is_finite()));
+        let prec = chol
+            .ok_or_else(|| {
+                Error::Model(
+                    "the prior is not a proper Gaussian in the internal coordinates (a \
+                     covariance that is not positive definite or a mean that is not finite): \
+                     give a finite, positive prior sd"
+                        .into(),
+                )
+            })?
+            .inverse();
+        Ok(GaussianPrior { mean, cov, prec })
+    }
+
+    /// The gradient of the log prior density at `theta`: `−P(θ − m)`.
+    pub(crate) fn grad(&self, theta: &[f64]) -> DVector<f64> {
+        let diff = DVector::from_iterator(
+            theta.len(),
+            theta.iter().zip(&self.mean).map(|(t, m)| t - m),
+        );
+        -(&self.prec * diff)
+    }
+}
+
+/// The public affine map between a model's own coordinates and the internal ones (see the
+/// [module docs](self)): covariate `i` is `x'_i = (x_i − centre_i)/scale_i`, a linear model's
+/// response `y' = (y − response_centre)/response_scale`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Coordinates {
+    /// The constant covariate that absorbs the centring (an intercept), if any.
+    pub intercept: Option<usize>,
+    /// Centre of each covariate (0 for constant ones and without an intercept).
+    pub centre: Vec<f64>,
+    /// Scale of each covariate: half its declared width with an intercept, else its largest
+    /// declared magnitude; a constant covariate's value (1 if it is 0), so it becomes 1.
+    pub scale: Vec<f64>,
+    /// Centre of a linear model's response (0 otherwise).
+    pub response_centre: f64,
+    /// Scale of a linear model's response (1 otherwise).
+    pub response_scale: f64,
+    /// Whether the last parameter is a linear model's `ln σ`.
+    pub log_sigma: bool,
+}
+
+impl Coordinates {
+    /// The coordinates of covariates declared in `bounds` (one `(lo, hi)` per column) and,
+    /// for a linear model, a response declared in `response`.
+    pub(crate) fn of(bounds: &[(f64, f64)], response: Option<(f64, f64)>) -> Self {
+        let magnitude = |(lo, hi): (f64, f64)| {
+            let m = f64::max(lo.abs(), hi.abs());
+            if m > 0.0 { m } else { 1.0 }
+        };
+        let intercept = bounds.iter().position(|&(lo, hi)| lo == hi && lo != 0.0);
+        let (centre, scale): (Vec<f64>, Vec<f64>) = bounds
+            .iter()
+            .map(|&(lo, hi)| match intercept {
+                // a constant covariate becomes 1 (0 stays 0)
+                _ if lo == hi => (0.0, if lo != 0.0 { lo } else { 1.0 }),
+                Some(_) => (0.5 * (lo + hi), 0.5 * (hi - lo)),
+                None => (0.0, magnitude((lo, hi))),
+            })
+            .collect();
+        let (response_centre, response_scale) = match (response, intercept) {
+            (Some((lo, hi)), Some(_)) if lo < hi => (0.5 * (lo + hi), 0.5 * (hi - lo)),
+            (Some(r), _) => (0.0, magnitude(r)),
+            (None, _) => (0.0, 1.0),
+        };
+        Coordinates {
+            intercept,
+            centre,
+            scale,
+            response_centre,
+            response_scale,
+            log_sigma: response.is_some(),
+        }
+    }
+
+    /// Number of parameters (covariates, and `ln σ` for a linear model).
+    pub fn dim(&self) -> usize {
+        self.centre.len() + usize::from(self.log_sigma)
+    }
+
+    /// A covariate value in the internal coordinates.
+    pub(crate) fn covariate(&self, i: usize, x: f64) -> f64 {
+        (x - self.centre[i]) / self.scale[i]
+    }
+
+    /// A response value in the internal coordinates.
+    pub(crate) fn response(&self, y: f64) -> f64 {
+        (y - self.response_centre) / self.response_scale
+    }
+
+    /// The affine map `θ = T θ' + t` from the internal coordinates to the model's own, as
+    /// `(T, t)`.
+    pub fn to_model_map(&self) -> (DMatrix<f64>, DVector<f64>) {
+        let p = self.centre.len();
+        let d = self.dim();
+        let c = self.response_scale;
+        let mut t = DMatrix::<f64>::zeros(d, d);
+        let mut offset = DVector::<f64>::zeros(d);
+        for i in 0..p {
+            t[(i, i)] = c / self.scale[i];
+        }
+        if let Some(k) = self.intercept {
+            // η = Σ β'_i (x_i − c_i)/s_i: the intercept (its value v = s_k, internally 1)
+            // absorbs −Σ β'_i c_i/s_i
+            let v = self.scale[k];
+            for i in (0..p).filter(|&i| i != k) {
+                t[(k, i)] = -c * self.centre[i] / (self.scale[i] * v);
+            }
+            offset[k] = self.response_centre / v;
+        }
+        if self.log_sigma {
+            t[(p, p)] = 1.0;
+            offset[p] = c.ln();
+        }
+        (t, offset)
+    }
+
+    /// `theta` from the internal coordinates to the model's own, in place.
+    pub fn to_model(&self, theta: &mut [f64]) {
+        let (t, offset) = self.to_model_map();
+        let v = &t * DVector::from_column_slice(theta) + offset;
+        theta.copy_from_slice(v.as_slice());
+    }
+
+    /// The prior in the internal coordinates: [`Prior::Autoscaled`] as stated there,
+    /// [`Prior::Original`] mapped from the model's units (`θ' = T⁻¹(θ − t)`).
+    ///
+    /// # Errors
+    /// A prior sd that is not positive and finite, or one that the map makes improper.
+    pub(crate) fn prior(&self, prior: Prior) -> Result<GaussianPrior> {
+        let sd = prior.sd()?;
+        let d = self.dim();
+        let p = self.centre.len();
+        match prior {
+            Prior::Autoscaled { .. } => {
+                let mut mean = vec![0.0; d];
+                let mut var = vec![sd * sd; d];
+                if self.log_sigma {
+                    let (m, s) = AUTOSCALED_LOG_SIGMA;
+                    mean[p] = m;
+                    var[p] = s * s;
+                }
+                GaussianPrior::new(mean, DMatrix::from_diagonal(&DVector::from_vec(var)))
+            }
+            Prior::Original { .. } => {
+                let (t, offset) = self.to_model_map();
+                let t_inv = t.try_inverse().ok_or_else(|| {
+                    Error::Model("the internal coordinates' map is singular".into())
+                })?;
+                let mean = -(&t_inv * offset);
+                let cov = &t_inv * t_inv.transpose() * (sd * sd);
+                GaussianPrior::new(mean.as_slice().to_vec(), cov)
+            }
+        }
+    }
+
+    /// The report of `prior` (declared as `declared`) in the model's units.
+    pub(crate) fn prior_report(&self, declared: Prior, prior: &GaussianPrior) -> PriorReport {
+        let (mean, cov) = self.gaussian_to_model(prior);
+        PriorReport {
+            declared,
+            description: declared.describe(self.log_sigma),
+            mean,
+            cov: cov
+                .row_iter()
+                .map(|r| r.iter().copied().collect())
+                .collect(),
+        }
+    }
+
+    /// The original-scale mean and covariance of a Gaussian in the internal coordinates (for
+    /// reports: the prior a user reads in the model's units).
+    pub(crate) fn gaussian_to_model(&self, g: &GaussianPrior) -> (Vec<f64>, DMatrix<f64>) {
+        let (t, offset) = self.to_model_map();
+        let mean = &t * DVector::from_column_slice(&g.mean) + offset;
+        let cov = &t * &g.cov * t.transpose();
+        (mean.as_slice().to_vec(), (&cov + cov.transpose()) * 0.5)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The map back reproduces the linear predictor and the response: `η(x) = θᵀx` in the
+    /// model's units equals `θ'ᵀx'` in the internal ones (plus the response's centring), for
+    /// an intercept model with covariates whose boxes do not contain 0, and without one.
+    #[test]
+    fn the_map_back_preserves_the_linear_predictor() {
+        let bounds = [(1.0, 1.0), (1997.0, 2002.0), (-3.0, 10.0)];
+        for (response, with_intercept) in [(None, true), (Some((20.0, 320.0)), true), (None, false)]
+        {
+            let b: Vec<(f64, f64)> = if with_intercept {
+                bounds.to_vec()
+            } else {
+                bounds[1..].to_vec()
+            };
+            let c = Coordinates::of(&b, response);
+            let p = b.len();
+            let internal: Vec<f64> = (0..c.dim()).map(|i| 0.3 * i as f64 - 0.7).collect();
+            let mut model = internal.clone();
+            c.to_model(&mut model);
+            let x: Vec<f64> = b.iter().map(|&(lo, hi)| 0.25 * lo + 0.75 * hi).collect();
+            let eta: f64 = (0..p).map(|i| model[i] * x[i]).sum();
+            let eta_internal: f64 = (0..p).map(|i| internal[i] * c.covariate(i, x[i])).sum();
+            // y = η in model units ⇔ y' = η' in the internal ones
+            let want = c.response_centre + c.response_scale * eta_internal;
+            assert!(
+                (eta - want).abs() < 1e-9 * (1.0 + eta.abs()),
+                "{eta} vs {want}"
+            );
+            if response.is_some() {
+                assert!((model[p] - (internal[p] + c.response_scale.ln())).abs() < 1e-12);
+            }
+        }
+    }
+
+    /// An original-scale prior mapped into the internal coordinates and back is itself, and
+    /// the autoscaled prior is what its docs state.
+    #[test]
+    fn priors_in_both_coordinates() {
+        let c = Coordinates::of(&[(1.0, 1.0), (0.0, 60.0), (18.0, 99.0)], Some((0.0, 300.0)));
+        let g = c.prior(Prior::Original { sd: 3.0 }).unwrap();
+        let (mean, cov) = c.gaussian_to_model(&g);
+        assert!(mean.iter().all(|m| m.abs() < 1e-9), "{mean:?}");
+        let want = DMatrix::<f64>::identity(4, 4) * 9.0;
+        assert!((cov - want).norm() < 1e-8);
+        let a = c.prior(Prior::default()).unwrap();
+        assert_eq!(a.mean, vec![0.0, 0.0, 0.0, -1.0]);
+        assert_eq!(a.cov[(1, 1)], 6.25);
+        assert!(c.prior(Prior::Original { sd: -1.0 }).is_err());
+    }
+}
