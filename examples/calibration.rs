@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 use dp_mcmc::noise_aware::{GlmData, GlmKind, INDEFINITE_WARNING, NoiseAware};
 use dp_mcmc::rng::chain_rng;
+use dp_mcmc::samplers::RunSetters;
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;

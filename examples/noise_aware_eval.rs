@@ -5,6 +5,7 @@
 //! information at the public point θ = 0 instead of the Newton path, the quadratic
 //! approximate sufficient statistics of PASS-GLM with a Taylor expansion at 0).
 use dp_mcmc::noise_aware::{GlmData, GlmKind, NoiseAware};
+use dp_mcmc::samplers::RunSetters;
 
 fn main() -> dp_mcmc::Result<()> {
     let seeds: u64 = std::env::args()

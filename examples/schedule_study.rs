@@ -11,6 +11,7 @@
 //! `cargo run --release --example schedule_study [data sets]` (default 20).
 use dp_mcmc::noise_aware::{GlmData, GlmKind, NoiseAware, SCHEDULE};
 use dp_mcmc::rng::chain_rng;
+use dp_mcmc::samplers::RunSetters;
 use rand::RngExt;
 
 const PREVALENCE: [f64; 7] = [0.5, 0.3, 0.1, 0.05, 0.03, 0.02, 0.01];

@@ -40,6 +40,7 @@ pub mod diagnostics;
 pub mod display;
 pub mod error;
 pub mod experiments;
+pub mod fit;
 pub mod frame;
 pub mod mechanisms;
 pub mod models;

@@ -69,7 +69,7 @@ use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::chain_rng;
 use crate::samplers::{
-    AutoInputs, Budget, EarlierRelease, Run, RunSetters, RunSettings, SamplerKind, Start,
+    AutoInputs, Budget, EarlierRelease, Fit, RunSetters, RunSettings, SamplerKind, Start,
 };
 
 /// The default sampler of an `auto` run on `model`: the DP penalty, in the whitened
@@ -125,16 +125,10 @@ pub struct ClipChoice {
 }
 
 /// A finished `auto` run: the chains' [`Run`] (draws, ledger, random source) and, beside it,
-/// what was derived.
-#[derive(Clone, Debug)]
-pub struct AutoRun {
-    /// The chains' run, its privacy ledger with every release of the analysis.
-    pub run: Run,
-    /// Every setting the run derived under DP.
-    pub report: AutoReport,
-}
+/// every setting the run derived under DP (its [`AutoReport`]).
+pub type AutoRun = Fit<AutoReport>;
 
-impl std::fmt::Display for AutoRun {
+impl std::fmt::Display for Fit<AutoReport> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
@@ -369,17 +363,8 @@ impl Auto {
     /// Invalid settings, a model without gradients and without a public clip bound for a
     /// sampler that clips, a budget too small for a single iteration, a model error.
     pub fn run<M: Model + ?Sized>(&self, model: &M) -> Result<AutoRun> {
-        match self.run.threads {
-            // every pass (initial point, clip quantiles, chains) on a pool of this size
-            Some(t) => rayon::ThreadPoolBuilder::new()
-                .num_threads(t.max(1))
-                .build()
-                .map_err(|e| {
-                    Error::invalid("threads", t, format!("cannot build a thread pool: {e}"))
-                })?
-                .install(|| self.run_on_pool(model)),
-            None => self.run_on_pool(model),
-        }
+        // every pass (initial point, clip quantiles, chains) on the run's pool
+        self.run.on_pool(|| self.run_on_pool(model))?
     }
 
     fn run_on_pool<M: Model + ?Sized>(&self, model: &M) -> Result<AutoRun> {

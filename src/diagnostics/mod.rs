@@ -36,3 +36,24 @@ pub use rates::{acceptance_rate, grad_clip_fraction, r_clip_fraction};
 pub use rhat::{rhat, rhat_folded, rhat_identity, rhat_split, rhat_z_scale};
 pub use summary::{ParamSummary, summarize};
 pub use thesis::{SampleMetrics, sample_metrics};
+
+/// Largest rank-normalised R-hat a converged answer may have (Vehtari et al. 2021's
+/// recommendation, which Stan and ArviZ follow).
+pub const CONVERGED_RHAT: f64 = 1.01;
+
+/// Smallest bulk ESS a converged answer may have (Vehtari et al. 2021: 100 per chain for
+/// four chains).
+pub const CONVERGED_ESS: f64 = 400.0;
+
+/// Whether draws with largest R-hat `max_rhat` and smallest bulk ESS `min_ess_bulk` over
+/// their parameters count as converged: R-hat ≤ [`CONVERGED_RHAT`] and ESS ≥
+/// [`CONVERGED_ESS`] (a NaN is not converged). The one rule every `fit` method answers to.
+///
+/// ```
+/// use dp_mcmc::diagnostics::converged;
+/// assert!(converged(1.004, 950.0));
+/// assert!(!converged(1.3, 950.0) && !converged(1.004, 120.0) && !converged(f64::NAN, 1e4));
+/// ```
+pub fn converged(max_rhat: f64, min_ess_bulk: f64) -> bool {
+    max_rhat <= CONVERGED_RHAT && min_ess_bulk >= CONVERGED_ESS
+}

@@ -401,6 +401,13 @@ pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
         ));
     }
     let used: Vec<&String> = std::iter::once(&spec.response).chain(&features).collect();
+    // a named column the table lacks, before the bounds are matched to the columns
+    if let Some(missing) = used.iter().find(|c| df.column(c.as_str()).is_err()) {
+        return Err(Error::InvalidData(format!(
+            "no column `{missing}`; the data have {}",
+            names(df).join(", ")
+        )));
+    }
     if let Some(b) = spec.bounds.iter().find(|b| !used.contains(&&b.column)) {
         return Err(Error::invalid(
             "--bounds",

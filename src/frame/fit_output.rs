@@ -172,13 +172,14 @@ pub fn not_covered(rng: RngMode) -> serde_json::Value {
     v
 }
 
-/// Paths of the files [`write_fit_outputs`] writes.
+/// Paths of the files [`write_fit_outputs`] writes (`draws` and `summary` only for a
+/// converged answer).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct FitFiles {
     /// `DIR/draws.parquet`.
-    pub draws: PathBuf,
+    pub draws: Option<PathBuf>,
     /// `DIR/summary.csv`.
-    pub summary: PathBuf,
+    pub summary: Option<PathBuf>,
     /// `DIR/ledger.json`.
     pub ledger: PathBuf,
     /// `DIR/fit.json`.
@@ -186,19 +187,9 @@ pub struct FitFiles {
     /// Post-warm-up draws per chain in `draws.parquet` (not serialised).
     #[serde(skip)]
     pub draws_per_chain: usize,
-}
-
-impl FitFiles {
-    /// The files of a fit written to `dir`.
-    pub fn in_dir(dir: &std::path::Path) -> Self {
-        FitFiles {
-            draws: dir.join("draws.parquet"),
-            summary: dir.join("summary.csv"),
-            ledger: dir.join("ledger.json"),
-            record: dir.join("fit.json"),
-            draws_per_chain: 0,
-        }
-    }
+    /// The summary as written to `summary.csv` (not serialised).
+    #[serde(skip)]
+    pub summary_frame: Option<DataFrame>,
 }
 
 /// Checks an output folder before a fit runs: a file is an error, and so is a folder that
@@ -239,10 +230,11 @@ pub fn check_out_dir(dir: &std::path::Path, overwrite: bool) -> Result<()> {
     Ok(())
 }
 
-/// Writes `DIR/draws.parquet` ([`fit_draws`]), `DIR/summary.csv` ([`fit_summary`]),
-/// `DIR/ledger.json` (`ledger` with the run's `rng`, `seed` and [`not_covered`]) and
-/// `DIR/fit.json` (`record`, with the files' paths under `files`), creating `dir` if
-/// missing. Only with the `cli` feature (parquet).
+/// Writes `DIR/draws.parquet` ([`fit_draws`]) and `DIR/summary.csv` ([`fit_summary`]) when
+/// `with_draws` (a converged answer), and always `DIR/ledger.json` (`ledger` with the run's
+/// `rng`, `seed` and [`not_covered`]: the budget is spent either way) and `DIR/fit.json`
+/// (`record`, with the files' paths under `files`), creating `dir` if missing. Only with the
+/// `cli` feature (parquet).
 #[cfg(feature = "cli")]
 pub fn write_fit_outputs(
     run: &Run,
@@ -250,6 +242,7 @@ pub fn write_fit_outputs(
     ledger: &serde_json::Value,
     record: &mut serde_json::Value,
     dir: impl AsRef<Path>,
+    with_draws: bool,
 ) -> Result<FitFiles> {
     let dir = dir.as_ref();
     if dir.exists() && !dir.is_dir() {
@@ -266,35 +259,48 @@ pub fn write_fit_outputs(
             format!("cannot be created ({e}): give a folder you can write to"),
         )
     })?;
-    let draws = fit_draws(run, warmup)?;
-    let files = FitFiles {
-        draws_per_chain: draws.height() / run.chains.len().max(1),
-        ..FitFiles::in_dir(dir)
-    };
     let rng = run.rng.as_str();
     let uncovered = not_covered(run.rng);
-    let metadata = vec![
-        ("dp_mcmc.rng".to_string(), rng.to_string()),
-        ("dp_mcmc.not_covered".to_string(), uncovered.to_string()),
-    ];
-    // the summary's diagnostics and the parquet encoding side by side
-    let mut copy = draws.clone();
-    let (summary, written) = rayon::join(
-        || fit_summary(&draws),
-        || super::io::write_parquet_with_metadata(&mut copy, &files.draws, metadata),
-    );
-    let mut summary = summary?;
-    written?;
-    let height = summary.height();
-    summary.with_column(Column::new("rng".into(), vec![rng; height]))?;
-    super::write_csv(&mut summary, &files.summary)?;
+    let mut files = FitFiles {
+        draws: None,
+        summary: None,
+        ledger: dir.join("ledger.json"),
+        record: dir.join("fit.json"),
+        draws_per_chain: 0,
+        summary_frame: None,
+    };
+    if with_draws {
+        let draws = fit_draws(run, warmup)?;
+        let (draws_path, summary_path) = (dir.join("draws.parquet"), dir.join("summary.csv"));
+        let metadata = vec![
+            ("dp_mcmc.rng".to_string(), rng.to_string()),
+            ("dp_mcmc.not_covered".to_string(), uncovered.to_string()),
+        ];
+        // the summary's diagnostics and the parquet encoding side by side
+        let mut copy = draws.clone();
+        let (summary, written) = rayon::join(
+            || fit_summary(&draws),
+            || super::io::write_parquet_with_metadata(&mut copy, &draws_path, metadata),
+        );
+        let mut summary = summary?;
+        written?;
+        let height = summary.height();
+        summary.with_column(Column::new("rng".into(), vec![rng; height]))?;
+        super::write_csv(&mut summary, &summary_path)?;
+        files.draws_per_chain = draws.height() / run.chains.len().max(1);
+        files.draws = Some(draws_path);
+        files.summary = Some(summary_path);
+        files.summary_frame = Some(summary);
+    }
     let mut ledger = ledger.clone();
     ledger["rng"] = rng.into();
     ledger["seed"] = serde_json::json!((run.rng == RngMode::Seeded).then_some(run.seed));
     ledger["not_covered"] = uncovered.clone();
     write_json(&ledger, &files.ledger)?;
     record["files"] = serde_json::to_value(&files).unwrap_or_default();
-    record["draws_per_chain"] = files.draws_per_chain.into();
+    if with_draws {
+        record["draws_per_chain"] = files.draws_per_chain.into();
+    }
     record["rng"] = rng.into();
     record["not_covered"] = uncovered;
     write_json(record, &files.record)?;

@@ -631,6 +631,24 @@ impl LinearPosterior {
         Ok(out)
     }
 
+    /// The posterior precision the released statistics would give without their noise
+    /// (internal coordinates, `(β, ln σ)`): `H̃/σ̂² + S₀⁻¹` for the coefficients (`H̃` the
+    /// released `XᵀX`, floored to positive definite; `σ̂` from [`Self::point`]) and
+    /// `2(n − p) + 1/s_var` for `ln σ`; with the prior's precision alone beside it.
+    pub(crate) fn noise_free_precision(&self) -> (DMatrix<f64>, DMatrix<f64>) {
+        let p = self.p;
+        let s = self.point()[p];
+        let h = floor_eigenvalues(&unsvec(&self.h_mean, p), self.floor) / (2.0 * s).exp();
+        let mut prec = DMatrix::zeros(p + 1, p + 1);
+        let mut prior = DMatrix::zeros(p + 1, p + 1);
+        prec.view_mut((0, 0), (p, p))
+            .copy_from(&(&h + &self.prior_prec));
+        prior.view_mut((0, 0), (p, p)).copy_from(&self.prior_prec);
+        prec[(p, p)] = 2.0 * self.k + 1.0 / self.s_var;
+        prior[(p, p)] = 1.0 / self.s_var;
+        (prec, prior)
+    }
+
     /// A point estimate from the release alone (post-processing): the ridge solution
     /// `(H̃ + S₀⁻¹)⁻¹ ũ` with `H̃` floored to positive definite, and `ln σ` from the released
     /// residual sum of squares; internal coordinates.

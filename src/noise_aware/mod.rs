@@ -21,6 +21,7 @@
 //!
 //! ```
 //! use dp_mcmc::noise_aware::{GlmData, GlmKind, NoiseAware};
+//! use dp_mcmc::samplers::RunSetters;
 //! use rand::RngExt;
 //! # fn main() -> dp_mcmc::Result<()> {
 //! // 5 000 rows of a logistic regression with one covariate in [0, 1]
@@ -35,6 +36,7 @@
 //! let data = GlmData::new(GlmKind::Logistic, x, y, vec![(1.0, 1.0), (0.0, 1.0)], (0.0, 1.0),
 //!     10.0, vec!["intercept".into(), "a".into()])?;
 //! let fit = NoiseAware::new().epsilon(2.0).delta(1e-6).seed(7).run(&data)?;
+//! assert!(fit.report.converged); // R-hat ≤ 1.01, bulk ESS ≥ 400, the path at the mode
 //! let privacy = fit.run.privacy.as_ref().unwrap();
 //! assert!(privacy.epsilon <= 2.0);
 //! assert_eq!(fit.run.rng.as_str(), "seeded"); // .seed(s): reproducible, not a DP release
@@ -44,6 +46,7 @@
 //! # Ok(()) }
 //! ```
 
+mod chains;
 mod coordinates;
 mod data;
 mod linalg;
@@ -53,11 +56,12 @@ mod model_path;
 mod polytope;
 mod posterior;
 mod releases;
+mod report;
 mod sensitivity;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
+use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
 pub use coordinates::{AUTOSCALED_LOG_SIGMA, AUTOSCALED_SD, Coordinates, Prior, PriorReport};
@@ -69,6 +73,7 @@ pub use releases::{
     POISSON_SCHEDULE, Release, Round, SCHEDULE, default_schedule, release_information,
     release_score,
 };
+pub use report::{INDEFINITE_WARNING, MOSTLY, NoiseAwareReport, PATH_NOT_CONVERGED, VarianceShare};
 
 use crate::accounting::PrivacyEvent;
 use crate::auto::gaussian_budget;
@@ -76,42 +81,46 @@ use crate::error::{Error, Result, check};
 use crate::noise::RngMode;
 use crate::rng::{ChainRng, chain_rng};
 use crate::samplers::{
-    ChainTrace, EarlierRelease, Ledger, LedgerPart, PrivacySpent, Run, StepInfo,
+    Budget, ChainTrace, EarlierRelease, Fit, Ledger, LedgerPart, PrivacySpent, Run, RunSetters,
+    RunSettings, StepInfo,
 };
+use chains::PosteriorSampler;
 
 /// Stream of the releases (chain `i`'s posterior sampling uses stream `i`).
 const RELEASE_STREAM: u64 = 1 << 42;
 
-/// Share of the information releases' noise distribution outside the positive definite cone
-/// ([`NoiseAwareReport::indefinite_share`]) above which the releases do not determine the
-/// information's weakest directions: `fit` warns, and the calibration study counts the run
-/// among the prior-shaped ones.
-pub const INDEFINITE_WARNING: f64 = 0.5;
+/// Default wall-time limit of the posterior sampling ([`NoiseAware::run`]'s `max_time`):
+/// sampling is post-processing, so it may go on, but never without a bound.
+pub const DEFAULT_MAX_SECONDS: f64 = 10.0;
+
+/// A finished noise-aware fit: the draws as a [`Run`] (with its ledger) and the report of every
+/// release ([`NoiseAwareReport`]).
+pub type NoiseAwareFit = Fit<NoiseAwareReport>;
 
 /// Builder of a noise-aware fit (see the [module docs](self)).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NoiseAware {
-    /// ε of the whole analysis.
-    pub epsilon: f64,
-    /// δ of the whole analysis.
-    pub delta: f64,
-    /// Chains of the posterior sampler (default 4).
-    pub chains: usize,
+    /// The run settings, written by [`RunSetters`]: the budget `(ε, δ)` of the whole analysis
+    /// (`.epsilon(e).delta(d)`), the posterior sampler's chains (default 4) and warm-up steps
+    /// per chain (default 200), `max_time` (the sampling's wall-time limit, default
+    /// [`DEFAULT_MAX_SECONDS`]), `threads`, `progress`. `.seed(s)` makes a reproducible
+    /// research run; without it (the default) every noise draw comes from the operating
+    /// system's entropy, the only setting under which the fit is a DP release.
+    pub run: RunSettings,
     /// Draws per chain to start with (default 1000); the chains are continued until R-hat ≤
-    /// 1.01 and bulk ESS ≥
-    /// 400 on every parameter, up to [`NoiseAware::max_draws`].
+    /// 1.01 and bulk ESS ≥ 400 on every parameter, up to [`NoiseAware::max_draws`] and the
+    /// time limit.
     pub draws: usize,
     /// Most draws per chain (default 64 000).
     pub max_draws: usize,
-    /// Warm-up steps per chain, discarded (default 200).
-    pub warmup: usize,
-    /// Seed of a reproducible research run (`None`, default: the releases' noise from OS
-    /// entropy; a seeded run is **not** a DP release).
-    pub seed: Option<u64>,
     /// `μ` shares per round, `(information, score)` (`None`, default: the model's
     /// [`default_schedule`]).
     #[serde(default)]
     pub schedule: Option<Vec<(f64, f64)>>,
+    /// How many of the path's last rounds enter the likelihood (`None`, default: the model's
+    /// [`pooled_round_count`]).
+    #[serde(default)]
+    pub pooled: Option<usize>,
     /// Declared per-row bounds of a library model ([`NoiseAware::run_model`]); the four `fit`
     /// models' sensitivities come from their declared covariate bounds instead.
     #[serde(default)]
@@ -121,127 +130,41 @@ pub struct NoiseAware {
 impl Default for NoiseAware {
     fn default() -> Self {
         NoiseAware {
-            epsilon: f64::NAN,
-            delta: f64::NAN,
-            chains: 4,
+            run: RunSettings {
+                secure_rng: true,
+                warmup: 200,
+                max_time: Some(Duration::from_secs_f64(DEFAULT_MAX_SECONDS)),
+                ..RunSettings::default()
+            },
             draws: 1000,
             max_draws: 64_000,
-            warmup: 200,
-            seed: None,
             schedule: None,
+            pooled: None,
             row_bounds: None,
         }
     }
 }
 
-/// What a noise-aware fit released and how its posterior was sampled.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NoiseAwareReport {
-    /// The model: `logistic`, `poisson`, `linear` or `library model`.
-    pub model: String,
-    /// Total Gaussian `μ` of the budget ([`gaussian_budget`]).
-    pub mu_total: f64,
-    /// Every round's releases, in the internal coordinates (covariate `i` divided by the
-    /// largest magnitude its declared bounds allow, so coefficient `i` multiplied by it); empty
-    /// for a linear model.
-    pub rounds: Vec<Round>,
-    /// A linear model's one release of its sufficient statistics (internal coordinates).
-    #[serde(default)]
-    pub sufficient: Option<SufficientRelease>,
-    /// The rounds pooled in the likelihood (0-based).
-    pub pooled: Vec<usize>,
-    /// The path's final point (post-processing of the releases).
-    pub final_point: Vec<f64>,
-    /// Whitened length of the last Newton step: small (≲ 1) when the path reached the mode's
-    /// quadratic region.
-    pub last_step_whitened: f64,
-    /// Share of accepted information proposals per chain.
-    pub acceptance: Vec<f64>,
-    /// Draws per chain kept.
-    pub draws_per_chain: usize,
-    /// Share of information proposals that had to be floored (a linear model's sampler: none
-    /// of 200 draws from the releases' Gaussian was positive definite): 0 when the releases
-    /// determine a positive definite information; above 0 the posterior is an approximation (a
-    /// floored prior on the information's weakest directions), too noisy to trust at this
-    /// budget. The GLMs' sampler moves exactly within the positive definite cone and floors
-    /// nothing (only, possibly, a chain's start).
-    pub floored_share: f64,
-    /// GLMs (the Newton path): share of the information releases' noise distribution outside
-    /// the positive definite cone (2 000 draws). Near 0 the releases determine the information;
-    /// near 1 its weakest directions are decided by its prior (flat on the cone), and the
-    /// intervals there are wide (`fit` warns above [`INDEFINITE_WARNING`]). `None` for a
-    /// linear model.
-    #[serde(default)]
-    pub indefinite_share: Option<f64>,
-    /// The prior (`None` for a library model: its own `log_prior`).
-    #[serde(default)]
-    pub prior: Option<PriorReport>,
-    /// The public map between the model's units and the internal coordinates the releases
-    /// are made in (`None` for a library model).
-    #[serde(default)]
-    pub coordinates: Option<Coordinates>,
-    /// Largest R-hat over the parameters.
-    pub max_rhat: f64,
-    /// Smallest bulk ESS over the parameters.
-    pub min_ess_bulk: f64,
-}
+impl RunSetters for NoiseAware {
+    fn run_mut(&mut self) -> &mut RunSettings {
+        &mut self.run
+    }
 
-/// A finished noise-aware fit: the draws as a [`Run`] (with its ledger) and the report.
-#[derive(Clone, Debug)]
-pub struct NoiseAwareFit {
-    /// Draws of θ (one trace per chain), privacy ledger, random source.
-    pub run: Run,
-    /// What was released and how the posterior was sampled.
-    pub report: NoiseAwareReport,
-}
-
-impl std::fmt::Display for NoiseAwareFit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(
-            f,
-            "noise-aware {} fit: {} rounds released, rounds {:?} pooled; {} chains × {} draws, \
-             max R-hat {:.4}, min bulk ESS {:.0}",
-            self.report.model,
-            self.report.rounds.len(),
-            self.report.pooled,
-            self.run.chains.len(),
-            self.report.draws_per_chain,
-            self.report.max_rhat,
-            self.report.min_ess_bulk
-        )?;
-        write!(f, "{}", self.run)
+    /// Seed every random draw from `s` (reproducible research; **not** a DP release: anyone who
+    /// knows `s` can regenerate the noise). Without it the fit draws from OS entropy.
+    fn seed(mut self, s: u64) -> Self {
+        self.run.seed = s;
+        self.run.secure_rng = false;
+        self
     }
 }
 
 impl NoiseAware {
-    /// The defaults; set `.epsilon(e).delta(d)`.
+    /// The defaults; set `.epsilon(e).delta(d)` ([`RunSetters`]).
     pub fn new() -> Self {
         Self::default()
     }
-    /// ε of the whole analysis.
-    #[must_use]
-    pub fn epsilon(mut self, e: f64) -> Self {
-        self.epsilon = e;
-        self
-    }
-    /// δ of the whole analysis.
-    #[must_use]
-    pub fn delta(mut self, d: f64) -> Self {
-        self.delta = d;
-        self
-    }
-    /// Chains of the posterior sampler.
-    #[must_use]
-    pub fn chains(mut self, c: usize) -> Self {
-        self.chains = c;
-        self
-    }
-    /// Seed every random draw (reproducible research; **not** a DP release).
-    #[must_use]
-    pub fn seed(mut self, s: u64) -> Self {
-        self.seed = Some(s);
-        self
-    }
+
     /// `μ` shares per round, `(information, score)`, adding up to at most 1.
     #[must_use]
     pub fn schedule(mut self, s: Vec<(f64, f64)>) -> Self {
@@ -261,19 +184,26 @@ impl NoiseAware {
         self
     }
 
-    fn validate(&self) -> Result<()> {
-        check::positive("epsilon", self.epsilon).map_err(|_| {
-            Error::invalid(
+    /// The budget `(ε, δ)`, checked, with the other settings.
+    fn validate(&self) -> Result<(f64, f64)> {
+        let budget = self.run.privacy_budget()?;
+        let Some((epsilon, delta)) = budget else {
+            return Err(Error::invalid(
                 "epsilon",
-                self.epsilon,
-                "set `.epsilon(e)` to the budget of the whole analysis (e > 0)",
-            )
-        })?;
-        check::delta("delta", self.delta)?;
-        check::at_least_one("chains", self.chains)?;
+                match self.run.budget {
+                    Budget::Iterations(k) => format!("{k} iterations"),
+                    _ => "unset".into(),
+                },
+                "set `.epsilon(e).delta(d)`, the budget of the whole analysis (a noise-aware \
+                 fit releases a few statistics; it has no iteration count)",
+            ));
+        };
         check::at_least_one("draws", self.draws)?;
+        if let Some(t) = self.run.max_time {
+            check::positive("max_time", t.as_secs_f64())?;
+        }
         let Some(schedule) = &self.schedule else {
-            return Ok(());
+            return Ok((epsilon, delta));
         };
         if schedule.is_empty() {
             return Err(Error::invalid(
@@ -294,71 +224,83 @@ impl NoiseAware {
                 "every share must be positive and all of them add up to at most 1",
             ));
         }
-        Ok(())
+        Ok((epsilon, delta))
     }
 
     fn rng(&self, stream: u64) -> Result<ChainRng> {
-        match self.seed {
-            Some(s) => Ok(chain_rng(s, stream)),
-            None => crate::noise::os_chain_rng(),
+        if self.run.secure_rng {
+            crate::noise::os_chain_rng()
+        } else {
+            Ok(chain_rng(self.run.seed, stream))
         }
     }
 
-    /// The private releases, then the posterior given them.
+    /// The private releases, then the posterior given them. A fit whose chains did not
+    /// converge within the limits, or whose Newton path did not reach the mode, comes back
+    /// with `report.converged` false and its warnings ([`NoiseAwareReport::warnings`]): its
+    /// draws are not a result.
     ///
     /// # Errors
     /// Invalid settings; releases too noisy for a positive definite information at this
     /// budget; a model that leaves the finite range on the Newton path.
     pub fn run(&self, data: &GlmData) -> Result<NoiseAwareFit> {
-        self.validate()?;
-        let t0 = Instant::now();
-        let mu_total = gaussian_budget(self.epsilon, self.delta)?;
-        let mut rng = self.rng(RELEASE_STREAM)?;
-        let fitted = if data.kind == GlmKind::Linear {
-            // one release of each sufficient statistic
-            let z = linear::sufficient_noise_multipliers(data, mu_total, SUFFICIENT_SHARES)?;
-            let release = linear::release_sufficient(data, z, &mut rng)?;
-            let post = linear::LinearPosterior::new(&release, data)?;
-            Fitted {
-                final_point: post.point(),
-                sampler: Sampler::Linear(post),
-                rounds: Vec::new(),
-                pooled: Vec::new(),
-                last_step_whitened: 0.0,
-                releases: ["XᵀX", "Xᵀy", "yᵀy"]
-                    .iter()
-                    .zip(z)
-                    .filter(|(_, z)| z.is_finite())
-                    .map(|(what, z)| (format!("sufficient statistics {what}"), z))
-                    .collect(),
-                sufficient: Some(release),
-                centred: false,
-            }
-        } else {
-            let schedule = self
-                .schedule
-                .as_deref()
-                .unwrap_or_else(|| default_schedule(data.kind));
-            let path = releases::newton_path(data, mu_total, schedule, &mut rng)?;
-            let pooled = posterior::pooled_rounds(&path.rounds, data.kind);
-            Fitted::laplace(path, pooled, &data.prior)?
-        };
-        // a Newton path's draws are centred at the prior's mean (a linear model's are not)
-        let centre = fitted.centred.then_some(&data.prior.mean);
-        let frame = Frame {
-            model: data.kind.label(),
-            names: data.names.clone(),
-            n_rows: data.n_rows(),
-            prior: Some(data.prior_report()),
-            coordinates: Some(data.coordinates().clone()),
-            to_model: &|t: &mut [f64]| {
-                if let Some(m) = centre {
-                    shift(t, m, 1.0);
+        let (epsilon, delta) = self.validate()?;
+        self.run.on_pool(|| {
+            let t0 = Instant::now();
+            let mu_total = gaussian_budget(epsilon, delta)?;
+            let mut rng = self.rng(RELEASE_STREAM)?;
+            let fitted = if data.kind == GlmKind::Linear {
+                // one release of each sufficient statistic
+                let z = linear::sufficient_noise_multipliers(data, mu_total, SUFFICIENT_SHARES)?;
+                let release = linear::release_sufficient(data, z, &mut rng)?;
+                let post = linear::LinearPosterior::new(&release, data)?;
+                let (precision, prior_precision) = post.noise_free_precision();
+                Fitted {
+                    final_point: post.point(),
+                    sampler: PosteriorSampler::Linear(post),
+                    rounds: Vec::new(),
+                    pooled: Vec::new(),
+                    last_step_whitened: 0.0,
+                    last_step_noise: 0.0,
+                    releases: ["XᵀX", "Xᵀy", "yᵀy"]
+                        .iter()
+                        .zip(z)
+                        .filter(|(_, z)| z.is_finite())
+                        .map(|(what, z)| (format!("sufficient statistics {what}"), z))
+                        .collect(),
+                    sufficient: Some(release),
+                    centred: false,
+                    precision,
+                    prior_precision,
                 }
-                data.to_model(t);
-            },
-        };
-        self.finish(fitted, &frame, mu_total, t0)
+            } else {
+                let schedule = self
+                    .schedule
+                    .as_deref()
+                    .unwrap_or_else(|| default_schedule(data.kind));
+                let path = releases::newton_path(data, mu_total, schedule, &mut rng)?;
+                let k = self.pooled.unwrap_or_else(|| pooled_round_count(data.kind));
+                let pooled = posterior::pooled_rounds(&path.rounds, k);
+                Fitted::laplace(path, pooled, &data.prior)?
+            };
+            // a Newton path's draws are centred at the prior's mean (a linear model's are not)
+            let centre = fitted.centred.then_some(&data.prior.mean);
+            let labels = Labels {
+                model: data.kind.label(),
+                names: data.names.clone(),
+                n_rows: data.n_rows(),
+                prior: Some(data.prior_report()),
+                coordinates: Some(data.coordinates().clone()),
+                linear_map: data.coordinates().to_model_map().0,
+                to_model: &|t: &mut [f64]| {
+                    if let Some(m) = centre {
+                        shift(t, m, 1.0);
+                    }
+                    data.to_model(t);
+                },
+            };
+            self.finish(fitted, &labels, (mu_total, epsilon, delta), t0)
+        })?
     }
 
     /// The noise-aware fit of a library [`Model`](crate::models::Model) with per-row
@@ -372,6 +314,7 @@ impl NoiseAware {
     /// ```
     /// use dp_mcmc::models::{ColumnData, LogisticModel};
     /// use dp_mcmc::noise_aware::NoiseAware;
+    /// use dp_mcmc::samplers::RunSetters;
     /// use rand::RngExt;
     /// # fn main() -> dp_mcmc::Result<()> {
     /// // 20 000 rows of a logistic regression, one covariate in [0, 1]
@@ -398,7 +341,7 @@ impl NoiseAware {
     /// model without per-row gradients, with a tempered likelihood, or with an improper prior;
     /// releases that leave the finite range.
     pub fn run_model<M: crate::models::Model + ?Sized>(&self, model: &M) -> Result<NoiseAwareFit> {
-        self.validate()?;
+        let (epsilon, delta) = self.validate()?;
         let bounds = self.row_bounds.ok_or_else(|| {
             Error::invalid(
                 "row_bounds",
@@ -422,61 +365,57 @@ impl NoiseAware {
                 model.tempering()
             )));
         }
-        let t0 = Instant::now();
-        let mu_total = gaussian_budget(self.epsilon, self.delta)?;
-        let mut rng = self.rng(RELEASE_STREAM)?;
-        let prior = model_path::gaussian_prior(model)?;
-        let schedule = self.schedule.as_deref().unwrap_or(&SCHEDULE);
-        let path = model_path::model_path(model, bounds, &prior, mu_total, schedule, &mut rng)?;
-        let len = path.rounds.len();
-        let pooled: Vec<usize> = (len.saturating_sub(MODEL_POOLED)..len).collect();
-        let fitted = Fitted::laplace(path, pooled, &prior)?;
-        let frame = Frame {
-            model: "library model",
-            names: model.param_names(),
-            n_rows: model.n_rows(),
-            prior: None,
-            coordinates: None,
-            to_model: &|t: &mut [f64]| shift(t, &prior.mean, 1.0),
-        };
-        self.finish(fitted, &frame, mu_total, t0)
+        self.run.on_pool(|| {
+            let t0 = Instant::now();
+            let mu_total = gaussian_budget(epsilon, delta)?;
+            let mut rng = self.rng(RELEASE_STREAM)?;
+            let prior = model_path::gaussian_prior(model)?;
+            let schedule = self.schedule.as_deref().unwrap_or(&SCHEDULE);
+            let path = model_path::model_path(model, bounds, &prior, mu_total, schedule, &mut rng)?;
+            let pooled =
+                posterior::pooled_rounds(&path.rounds, self.pooled.unwrap_or(MODEL_POOLED));
+            let fitted = Fitted::laplace(path, pooled, &prior)?;
+            let d = model.dim();
+            let labels = Labels {
+                model: "library model",
+                names: model.param_names(),
+                n_rows: model.n_rows(),
+                prior: None,
+                coordinates: None,
+                linear_map: DMatrix::identity(d, d),
+                to_model: &|t: &mut [f64]| shift(t, &prior.mean, 1.0),
+            };
+            self.finish(fitted, &labels, (mu_total, epsilon, delta), t0)
+        })?
     }
 
-    /// Samples the posterior of a fit's releases until converged and assembles the run, its
-    /// ledger and the report.
+    /// Samples the posterior of a fit's releases until converged (or out of time or draws)
+    /// and assembles the run, its ledger and the report.
     fn finish(
         &self,
         fitted: Fitted,
-        frame: &Frame<'_>,
-        mu_total: f64,
+        labels: &Labels<'_>,
+        (mu_total, epsilon, delta): (f64, f64, f64),
         t0: Instant,
     ) -> Result<NoiseAwareFit> {
-        let d = frame.names.len();
-        let mut draws = self.draws;
-        let mut running: Vec<Running<'_>> = (0..self.chains as u64)
-            .map(|i| fitted.sampler.start(self.warmup, self.rng(i)?))
-            .collect::<Result<_>>()?;
-        // continue the chains until converged: to the length the bulk ESS so far predicts
-        // (ESS grows in proportion to the draws) with a tenth to spare, between 1.25 and 2
-        // times the current one; 1.5 times when only R-hat is short
-        let (max_rhat, min_ess) = loop {
-            running
-                .par_iter_mut()
-                .map(|c| c.extend_to(draws))
-                .collect::<Result<Vec<()>>>()?;
-            let views: Vec<&posterior::ChainDraws> = running.iter().map(Running::draws).collect();
-            let (rhat, ess) = convergence(&views, d)?;
-            if (rhat <= 1.01 && ess >= 400.0) || draws >= self.max_draws {
-                break (rhat, ess);
-            }
-            draws = next_length(draws, ess).min(self.max_draws);
+        let d = labels.names.len();
+        let t_sampling = Instant::now();
+        let limits = chains::Limits {
+            warmup: self.run.warmup,
+            draws: self.draws,
+            max_draws: self.max_draws.max(self.draws),
+            deadline: self.run.max_time.map(|t| t_sampling + t),
         };
-        let chains: Vec<posterior::ChainDraws> =
-            running.into_iter().map(Running::into_draws).collect();
+        let rngs = (0..self.run.chains as u64)
+            .map(|i| self.rng(i))
+            .collect::<Result<Vec<_>>>()?;
+        let sampled = chains::sample(&fitted.sampler, rngs, d, &limits)?;
+        let sampling_seconds = t_sampling.elapsed().as_secs_f64();
+        let chains = sampled.chains;
         let floored_share = chains.iter().map(|c| c.floored).sum::<usize>() as f64
             / chains
                 .iter()
-                .map(|c| c.accepted.len() + self.warmup + 1)
+                .map(|c| c.accepted.len() + self.run.warmup + 1)
                 .sum::<usize>() as f64;
         let acceptance = chains
             .iter()
@@ -486,211 +425,203 @@ impl NoiseAware {
             .into_iter()
             .map(|mut c| {
                 for t in c.draws.chunks_exact_mut(d) {
-                    (frame.to_model)(t);
+                    (labels.to_model)(t);
                 }
-                (frame.to_model)(&mut c.start);
-                c
-            })
-            .map(|c| ChainTrace {
-                start: c.start,
-                stats: c
-                    .accepted
-                    .iter()
-                    .map(|&accepted| StepInfo {
-                        accepted,
-                        ..StepInfo::default()
-                    })
-                    .collect(),
-                draws: c.draws,
-                wall_seconds: 0.0,
-                stopped_early: false,
-                thin: 1,
-                totals: None,
-                warmup: 0,
-                step_scale: 1.0,
+                (labels.to_model)(&mut c.start);
+                ChainTrace {
+                    start: c.start,
+                    stats: c
+                        .accepted
+                        .iter()
+                        .map(|&accepted| StepInfo {
+                            accepted,
+                            ..StepInfo::default()
+                        })
+                        .collect(),
+                    draws: c.draws,
+                    wall_seconds: 0.0,
+                    stopped_early: false,
+                    thin: 1,
+                    totals: None,
+                    warmup: 0,
+                    step_scale: 1.0,
+                }
             })
             .collect();
-        let privacy = self.ledger(&fitted.releases, mu_total)?;
+        let variance_shares = variance_shares(&traces, &fitted, labels);
+        let privacy = ledger(&fitted.releases, mu_total, epsilon, delta)?;
         let mut final_point = fitted.final_point;
-        (frame.to_model)(&mut final_point);
+        (labels.to_model)(&mut final_point);
+        let path_converged = fitted.last_step_noise <= PATH_NOT_CONVERGED;
         let report = NoiseAwareReport {
-            model: frame.model.to_string(),
+            model: labels.model.to_string(),
             mu_total,
+            indefinite_share: fitted.sampler.indefinite_share(),
             rounds: fitted.rounds,
             sufficient: fitted.sufficient,
             pooled: fitted.pooled,
             final_point,
             last_step_whitened: fitted.last_step_whitened,
+            last_step_noise: fitted.last_step_noise,
             acceptance,
-            draws_per_chain: draws,
+            draws_per_chain: sampled.draws_per_chain,
             floored_share,
-            indefinite_share: match &fitted.sampler {
-                Sampler::Laplace(p) => Some(p.indefinite_share()),
-                Sampler::Linear(_) => None,
-            },
-            prior: frame.prior.clone(),
-            coordinates: frame.coordinates.clone(),
-            max_rhat,
-            min_ess_bulk: min_ess,
+            variance_shares,
+            prior: labels.prior.clone(),
+            coordinates: labels.coordinates.clone(),
+            max_rhat: sampled.max_rhat,
+            min_ess_bulk: sampled.min_ess_bulk,
+            converged: sampled.converged && path_converged,
+            sampling_seconds,
         };
         let run = Run {
             algorithm: "noise-aware".into(),
-            param_names: frame.names.clone(),
-            n_rows: frame.n_rows,
-            iterations: draws,
+            param_names: labels.names.clone(),
+            n_rows: labels.n_rows,
+            iterations: sampled.draws_per_chain,
             warmup: 0,
             chains: traces,
             privacy: Some(privacy),
-            seed: self.seed.unwrap_or(0),
-            rng: if self.seed.is_some() {
-                RngMode::Seeded
-            } else {
+            seed: self.run.seed,
+            rng: if self.run.secure_rng {
                 RngMode::Secure
+            } else {
+                RngMode::Seeded
             },
             settings: serde_json::to_value(self).unwrap_or(serde_json::Value::Null),
             wall_seconds: t0.elapsed().as_secs_f64(),
             version: env!("CARGO_PKG_VERSION"),
         };
-        Ok(NoiseAwareFit { run, report })
+        Ok(Fit { run, report })
     }
+}
 
-    /// The ledger: one part per release, shares in proportion to each release's Gaussian `μ`
-    /// (exact: the composition of Gaussian mechanisms is the Gaussian mechanism with the summed
-    /// `μ`), the run's (ε, δ) from the composed event.
-    fn ledger(&self, releases: &[(String, f64)], mu_total: f64) -> Result<PrivacySpent> {
-        let mut before = Vec::new();
-        let mut events = Vec::new();
-        for (part, z) in releases {
-            let event = PrivacyEvent::gaussian(*z);
-            events.push(event.clone());
-            before.push(EarlierRelease {
-                part: part.clone(),
-                releases: 1,
-                event,
-            });
-        }
-        let total = PrivacyEvent::compose(events);
-        let mu_spent: f64 = before
-            .iter()
-            .map(|b| b.event.gaussian_mu().unwrap_or(f64::INFINITY))
-            .sum();
-        if mu_spent.is_nan() || mu_spent > mu_total * (1.0 + 1e-9) {
-            return Err(Error::Numerical {
-                what: "noise-aware ledger",
-                reason: format!("spent μ = {mu_spent} above the budget's {mu_total}"),
-            });
-        }
-        let epsilon = if mu_spent >= mu_total {
-            self.epsilon
-        } else {
-            crate::accounting::pld_epsilon(mu_spent, self.delta)?.min(self.epsilon)
-        };
-        let parts = before
-            .iter()
-            .map(|b| LedgerPart {
-                part: b.part.clone(),
-                epsilon_share: epsilon * b.event.gaussian_mu().unwrap_or(0.0) / mu_spent,
-                releases: b.releases,
-                event: b.event.clone(),
-            })
-            .collect();
-        Ok(PrivacySpent {
-            epsilon,
-            delta: self.delta,
-            per_chain: false,
-            accountant: "ADP".into(),
-            ledger: Ledger {
-                total: Some(total),
-                before,
-                parts,
-                ..Ledger::default()
-            },
+/// The ledger of a fit's Gaussian releases (`(part, noise multiplier)`): one part per release,
+/// shares in proportion to each release's Gaussian `μ` (exact: the composition of Gaussian
+/// mechanisms is the Gaussian mechanism with the summed `μ`), the run's (ε, δ) from the
+/// composed event.
+fn ledger(
+    releases: &[(String, f64)],
+    mu_total: f64,
+    epsilon: f64,
+    delta: f64,
+) -> Result<PrivacySpent> {
+    let mut before = Vec::new();
+    let mut events = Vec::new();
+    for (part, z) in releases {
+        let event = PrivacyEvent::gaussian(*z);
+        events.push(event.clone());
+        before.push(EarlierRelease {
+            part: part.clone(),
+            releases: 1,
+            event,
+        });
+    }
+    let total = PrivacyEvent::compose(events);
+    let mu_spent: f64 = before
+        .iter()
+        .map(|b| b.event.gaussian_mu().unwrap_or(f64::INFINITY))
+        .sum();
+    if mu_spent.is_nan() || mu_spent > mu_total * (1.0 + 1e-9) {
+        return Err(Error::Numerical {
+            what: "noise-aware ledger",
+            reason: format!("spent μ = {mu_spent} above the budget's {mu_total}"),
+        });
+    }
+    let spent = if mu_spent >= mu_total {
+        epsilon
+    } else {
+        crate::accounting::pld_epsilon(mu_spent, delta)?.min(epsilon)
+    };
+    let parts = before
+        .iter()
+        .map(|b| LedgerPart {
+            part: b.part.clone(),
+            epsilon_share: spent * b.event.gaussian_mu().unwrap_or(0.0) / mu_spent,
+            releases: b.releases,
+            event: b.event.clone(),
         })
-    }
+        .collect();
+    Ok(PrivacySpent {
+        epsilon: spent,
+        delta,
+        per_chain: false,
+        accountant: crate::accounting::Method::Pld.label().into(),
+        ledger: Ledger {
+            total: Some(total),
+            before,
+            parts,
+            ..Ledger::default()
+        },
+    })
 }
 
-/// The posterior a fit samples: the noise-aware Laplace posterior of a Newton path, or a
-/// linear model's posterior given its sufficient statistics.
-enum Sampler {
-    Laplace(posterior::NoiseAwarePosterior),
-    Linear(linear::LinearPosterior),
-}
-
-impl Sampler {
-    /// A chain of this posterior, ready to be run ([`Running::extend_to`]).
-    fn start(&self, warmup: usize, rng: ChainRng) -> Result<Running<'_>> {
-        Ok(match self {
-            Sampler::Laplace(p) => Running::Laplace(posterior::LaplaceChain::new(p, warmup, rng)?),
-            Sampler::Linear(post) => Running::Linear {
-                post,
-                warmup,
-                rng,
-                out: posterior::ChainDraws::default(),
-            },
-        })
-    }
-}
-
-/// A chain being run: the noise-aware Laplace posterior's continues where it stopped; a linear
-/// model's is rerun from its start to the new length (the same draws, longer).
-// one value per chain (a handful per run): the variants' sizes do not matter
-#[allow(clippy::large_enum_variant)]
-enum Running<'a> {
-    Laplace(posterior::LaplaceChain<'a>),
-    Linear {
-        post: &'a linear::LinearPosterior,
-        warmup: usize,
-        rng: ChainRng,
-        out: posterior::ChainDraws,
-    },
-}
-
-impl Running<'_> {
-    /// Runs the chain until `draws` draws after the warm-up are kept.
-    fn extend_to(&mut self, draws: usize) -> Result<()> {
-        match self {
-            Running::Laplace(chain) => chain.advance(draws),
-            Running::Linear {
-                post,
-                warmup,
-                rng,
-                out,
-            } => {
-                *out = post.chain(*warmup, draws, &mut rng.clone())?;
-                Ok(())
+/// Per parameter, the shares of its posterior variance (from the draws) due to the DP noise
+/// and the prior: with `C₀ = (Ĥ + P)⁻¹` the posterior covariance the released information
+/// `Ĥ` and the prior's precision `P` alone would give, and `Ĥ⁻¹` the data's alone, the noise
+/// share is `1 − C₀ᵢᵢ/Cᵢᵢ` and the prior's `1 − C₀ᵢᵢ/(Ĥ⁻¹)ᵢᵢ`, all in the model's units.
+/// Post-processing of the releases; empty if a matrix is singular.
+fn variance_shares(
+    traces: &[ChainTrace],
+    fitted: &Fitted,
+    labels: &Labels<'_>,
+) -> Vec<VarianceShare> {
+    let d = labels.names.len();
+    let t = &labels.linear_map;
+    let to_model = |m: DMatrix<f64>| t * m * t.transpose();
+    let (Some(c0), Some(h_inv)) = (
+        fitted.precision.clone().try_inverse().map(to_model),
+        (&fitted.precision - &fitted.prior_precision)
+            .try_inverse()
+            .map(to_model),
+    ) else {
+        return Vec::new();
+    };
+    let all: Vec<&[f64]> = traces
+        .iter()
+        .flat_map(|c| c.draws.chunks_exact(d))
+        .collect();
+    let n = all.len() as f64;
+    (0..d)
+        .map(|i| {
+            let mean = all.iter().map(|r| r[i]).sum::<f64>() / n;
+            let var = all.iter().map(|r| (r[i] - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            let clamp = |v: f64| {
+                if v.is_finite() {
+                    v.clamp(0.0, 1.0)
+                } else {
+                    0.0
+                }
+            };
+            VarianceShare {
+                parameter: labels.names[i].clone(),
+                noise: clamp(1.0 - c0[(i, i)] / var),
+                prior: clamp(1.0 - c0[(i, i)] / h_inv[(i, i)]),
             }
-        }
-    }
-
-    fn draws(&self) -> &posterior::ChainDraws {
-        match self {
-            Running::Laplace(chain) => &chain.out,
-            Running::Linear { out, .. } => out,
-        }
-    }
-
-    fn into_draws(self) -> posterior::ChainDraws {
-        match self {
-            Running::Laplace(chain) => chain.out,
-            Running::Linear { out, .. } => out,
-        }
-    }
+        })
+        .collect()
 }
 
 /// What the private part of a fit produced.
 struct Fitted {
-    sampler: Sampler,
+    sampler: PosteriorSampler,
     rounds: Vec<Round>,
     pooled: Vec<usize>,
     /// Internal coordinates.
     final_point: Vec<f64>,
     last_step_whitened: f64,
+    /// The last step against its own DP noise ([`NoiseAwareReport::last_step_noise`]).
+    last_step_noise: f64,
     /// Ledger parts: name and noise multiplier of each Gaussian release.
     releases: Vec<(String, f64)>,
     sufficient: Option<SufficientRelease>,
     /// Whether the final point and the draws are centred at the prior's mean (`θ − m`: the
     /// Newton path's posterior is written for a prior centred at 0).
     centred: bool,
+    /// The posterior precision the released information and the prior alone would give, and
+    /// the prior's precision (internal coordinates): for [`variance_shares`].
+    precision: DMatrix<f64>,
+    prior_precision: DMatrix<f64>,
 }
 
 /// `t + sign·m`, in place.
@@ -723,14 +654,7 @@ impl Fitted {
         let mut final_point = path.final_theta.clone();
         shift(&mut final_point, &prior.mean, -1.0);
         let d = path.final_theta.len();
-        let last_step_whitened = {
-            let last = &path.rounds[path.rounds.len() - 1].theta;
-            let diff = nalgebra::DVector::from_iterator(
-                d,
-                path.final_theta.iter().zip(last).map(|(a, b)| a - b),
-            );
-            (diff.transpose() * &path.final_curv * &diff)[(0, 0)].sqrt()
-        };
+        let (last_step_whitened, last_step_noise) = last_step(&path, d);
         let releases = path
             .rounds
             .iter()
@@ -746,25 +670,56 @@ impl Fitted {
             })
             .collect();
         Ok(Fitted {
-            sampler: Sampler::Laplace(post),
+            sampler: PosteriorSampler::Laplace(post),
             rounds: path.rounds,
             pooled,
             final_point,
             last_step_whitened,
+            last_step_noise,
             releases,
             sufficient: None,
             centred: true,
+            precision: path.final_curv,
+            prior_precision: prior.prec.clone(),
         })
     }
 }
 
+/// The path's last Newton step (from the last round's point to the final one): its length in
+/// the metric of the released curvature `C`, and `stepᵀV⁻¹step / d` with `V = C⁻¹ΣC⁻¹` the
+/// covariance the last score release's DP noise `Σ` gives the step. At the mode the step is
+/// that noise alone (about 1); a path still on its way has a step far beyond it.
+fn last_step(path: &releases::Path, d: usize) -> (f64, f64) {
+    let last = &path.rounds[path.rounds.len() - 1];
+    let diff = nalgebra::DVector::from_iterator(
+        d,
+        path.final_theta.iter().zip(&last.theta).map(|(a, b)| a - b),
+    );
+    let whitened = (diff.transpose() * &path.final_curv * &diff)[(0, 0)].sqrt();
+    let a = DMatrix::from_row_slice(d, d, &last.score_shape);
+    // V⁻¹ = C Σ⁻¹ C with Σ⁻¹ = AᵀA / s²
+    let sigma_inv = a.transpose() * &a / (last.score_noise_sd * last.score_noise_sd);
+    let v_inv = &path.final_curv * sigma_inv * &path.final_curv;
+    let noise = (diff.transpose() * v_inv * &diff)[(0, 0)] / d as f64;
+    (
+        whitened,
+        if noise.is_finite() {
+            noise
+        } else {
+            f64::INFINITY
+        },
+    )
+}
+
 /// What the sampled draws are mapped through and labelled with.
-struct Frame<'a> {
+struct Labels<'a> {
     model: &'static str,
     names: Vec<String>,
     n_rows: usize,
     prior: Option<PriorReport>,
     coordinates: Option<Coordinates>,
+    /// The linear part of the map from the internal coordinates to the model's.
+    linear_map: DMatrix<f64>,
     /// From the posterior's coordinates to the model's.
     to_model: &'a dyn Fn(&mut [f64]),
 }
@@ -772,36 +727,3 @@ struct Frame<'a> {
 /// Rounds of a library model's Newton path pooled in its likelihood (the last two: the first
 /// rounds may be far from the mode, and no declared bounds tell how far).
 pub const MODEL_POOLED: usize = 2;
-
-/// The next length of chains of `draws` draws whose smallest bulk ESS is `ess` (target 400).
-fn next_length(draws: usize, ess: f64) -> usize {
-    let factor = if ess < 400.0 {
-        (1.1 * 400.0 / ess.max(1.0)).clamp(1.25, 2.0)
-    } else {
-        1.5
-    };
-    (draws as f64 * factor).ceil() as usize
-}
-
-/// Largest rank-normalised R-hat and smallest bulk ESS over the parameters (one parameter per
-/// task).
-fn convergence(chains: &[&posterior::ChainDraws], d: usize) -> Result<(f64, f64)> {
-    let per_param: Vec<(f64, f64)> = (0..d)
-        .into_par_iter()
-        .map(|i| {
-            let cols: Vec<Vec<f64>> = chains
-                .iter()
-                .map(|c| c.draws.iter().skip(i).step_by(d).copied().collect())
-                .collect();
-            let refs: Vec<&[f64]> = cols.iter().map(Vec::as_slice).collect();
-            let rhat = crate::diagnostics::rhat(&refs)?.unwrap_or(f64::INFINITY);
-            let ess = crate::diagnostics::ess_bulk(&refs)?.unwrap_or(0.0);
-            Ok((rhat, ess))
-        })
-        .collect::<Result<_>>()?;
-    Ok(per_param
-        .into_iter()
-        .fold((0.0f64, f64::INFINITY), |(r, e), (ri, ei)| {
-            (r.max(ri), e.min(ei))
-        }))
-}

@@ -72,11 +72,9 @@ const PCN_WINDOW: usize = 20;
 /// shape (where the released information is near the identity).
 const FLOOR: f64 = 0.05;
 
-/// The rounds that enter the likelihood: the last [`pooled_round_count`] (all of them if
-/// fewer).
-pub(crate) fn pooled_rounds(rounds: &[Round], kind: GlmKind) -> Vec<usize> {
-    let k = pooled_round_count(kind);
-    (rounds.len().saturating_sub(k)..rounds.len()).collect()
+/// The rounds that enter the likelihood: the last `k` (all of them if fewer).
+pub(crate) fn pooled_rounds(rounds: &[Round], k: usize) -> Vec<usize> {
+    (rounds.len().saturating_sub(k.max(1))..rounds.len()).collect()
 }
 
 /// The posterior given the pooled releases (see the module docs), ready to sample.
@@ -505,7 +503,7 @@ mod tests {
         range: std::ops::Range<f64>,
     ) {
         let path = newton_path(data, mu, schedule, &mut chain_rng(seed, 1)).unwrap();
-        let pooled = pooled_rounds(&path.rounds, GlmKind::Logistic);
+        let pooled = pooled_rounds(&path.rounds, pooled_round_count(GlmKind::Logistic));
         assert!(data.prior.mean.iter().all(|m| *m == 0.0));
         let post =
             NoiseAwarePosterior::with_prior(&path.rounds, &pooled, data.prior.cov.clone()).unwrap();

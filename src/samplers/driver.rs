@@ -85,14 +85,7 @@ fn run_chains_marked<K: Kernel, M: Model + ?Sized>(
             })
             .collect::<Vec<_>>()
     };
-    let results = match settings.threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build()
-            .map_err(|e| Error::invalid("threads", n, format!("cannot build a thread pool: {e}")))?
-            .install(work),
-        None => work(),
-    };
+    let results = settings.on_pool(work)?;
     bar.finish();
     results.into_iter().collect()
 }

@@ -41,7 +41,7 @@ pub use minibatch_penalty::MinibatchPenalty;
 pub use privacy::{Plan, PrivacyCost};
 pub use proposal::{ClipDistance, ProposalKind, StepSize};
 pub use registry::{SamplerEntry, SamplerKind};
-pub use run::{ChainTrace, PrivacySpent, Run, StepTotals};
+pub use run::{ChainTrace, Fit, PrivacySpent, Run, StepTotals};
 pub use rwmh::Rwmh;
 pub use sampler::{AutoInputs, DerivedSettings, Sampler};
 pub use settings::{Budget, DEFAULT_MAX_TRACE_BYTES, MAX_CHAINS, RunSetters, RunSettings, Start};

@@ -208,6 +208,18 @@ pub struct Run {
     pub version: &'static str,
 }
 
+/// A finished private analysis: the draws as a [`Run`] (with its privacy ledger and random
+/// source) and, beside it, the report of what the method derived or released (an `auto` run's
+/// [`AutoReport`](crate::auto::AutoReport), a noise-aware fit's
+/// [`NoiseAwareReport`](crate::noise_aware::NoiseAwareReport)). One shape for both wings.
+#[derive(Clone, Debug)]
+pub struct Fit<R> {
+    /// The draws, one trace per chain, and the privacy ledger.
+    pub run: Run,
+    /// What the method derived or released.
+    pub report: R,
+}
+
 impl Run {
     /// ε of the privacy guarantee (`None` for the non-private samplers).
     ///

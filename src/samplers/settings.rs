@@ -361,6 +361,24 @@ impl RunSettings {
         }
     }
 
+    /// Runs `work` on a thread pool of [`threads`](Self::threads) threads, or on the
+    /// current pool when it is unset (results never depend on it).
+    ///
+    /// # Errors
+    /// A pool that cannot be built.
+    pub fn on_pool<R: Send>(&self, work: impl FnOnce() -> R + Send) -> Result<R> {
+        match self.threads {
+            Some(n) => Ok(rayon::ThreadPoolBuilder::new()
+                .num_threads(n.max(1))
+                .build()
+                .map_err(|e| {
+                    Error::invalid("threads", n, format!("cannot build a thread pool: {e}"))
+                })?
+                .install(work)),
+            None => Ok(work()),
+        }
+    }
+
     /// How many mechanisms' worth of budget one chain gets: `chains` for a whole-release
     /// budget, 1 for a per-chain budget.
     pub fn copies(&self) -> usize {

@@ -10,6 +10,7 @@ use dp_mcmc::noise_aware::{
     release_sufficient,
 };
 use dp_mcmc::rng::chain_rng;
+use dp_mcmc::samplers::RunSetters;
 use nalgebra::DMatrix;
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};

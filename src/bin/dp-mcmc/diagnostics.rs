@@ -5,16 +5,17 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use dp_mcmc::diagnostics::{mmd as mmd_fixed, mmd_thesis, summarize};
 use dp_mcmc::frame::diagnostics::{param_draws, read_sample_csv};
-use dp_mcmc::frame::read_csv;
+use dp_mcmc::frame::read_table;
 use dp_mcmc::{Error, Result};
 use serde_json::{Map, Value, json};
 
 /// R-hat, bulk/tail ESS and MCSE of the mean per parameter (ArviZ definitions).
 #[derive(Args)]
 pub struct DiagnoseArgs {
-    /// Long-format draws CSV: columns `chain`, `draw`, then one numeric column per parameter
-    /// (an optional boolean `warmup` column drops warm-up rows).
-    #[arg(long, value_name = "FILE.csv")]
+    /// Long-format draws, CSV or parquet (e.g. the `draws.parquet` that `fit` writes):
+    /// columns `chain`, `draw`, then one numeric column per parameter (an optional boolean
+    /// `warmup` column drops warm-up rows).
+    #[arg(long, value_name = "FILE")]
     pub draws: PathBuf,
 }
 
@@ -43,7 +44,7 @@ fn existing(flag: &'static str, path: &Path) -> Result<()> {
         Err(Error::invalid(
             flag,
             path.display(),
-            "no such file; pass an existing CSV file",
+            "no such file; pass an existing file",
         ))
     }
 }
@@ -56,7 +57,7 @@ fn in_file(flag: &'static str, path: &Path) -> impl Fn(Error) -> Error {
             flag,
             path.display(),
             format!(
-                "cannot read it as a CSV table with a header row ({})",
+                "cannot read it as a table (CSV with a header row, or parquet) ({})",
                 p.to_string().replace('\n', " ")
             ),
         ),
@@ -64,12 +65,12 @@ fn in_file(flag: &'static str, path: &Path) -> impl Fn(Error) -> Error {
     }
 }
 
-/// `dp-mcmc diagnose --draws FILE.csv`: one JSON object keyed by parameter name, each with
-/// `rhat`, `ess_bulk`, `ess_tail`, `mcse_mean` (null where undefined).
+/// `dp-mcmc diagnose --draws FILE` (CSV or parquet): one JSON object keyed by parameter name,
+/// each with `rhat`, `ess_bulk`, `ess_tail`, `mcse_mean` (null where undefined).
 pub fn diagnose(args: DiagnoseArgs) -> Result<Value> {
     existing("--draws", &args.draws)?;
     let bad = in_file("--draws", &args.draws);
-    let df = read_csv(&args.draws).map_err(&bad)?;
+    let df = read_table(&args.draws).map_err(&bad)?;
     let mut out = Map::new();
     for p in param_draws(&df).map_err(&bad)? {
         let s = summarize(&p.as_slices()).map_err(&bad)?;

@@ -1,22 +1,25 @@
-//! `fit`: a data file in, posterior draws out (README, "Your own data"). Reads a CSV or parquet table,
-//! builds the chosen model (`intercept` and the covariates, `log_sigma` where present), runs
-//! [`Auto`] with one (ε, δ) for initialisation, clip bounds, warm-up and sampling, and writes
-//! `DIR/draws.parquet`, `DIR/summary.csv` and `DIR/ledger.json`. Prints one JSON object.
+//! `fit`: a data file in, posterior draws out (README, "Your own data"). Reads a CSV or
+//! parquet table and asks the library ([`dp_mcmc::fit`]) for the method and its report; writes
+//! `DIR/draws.parquet`, `DIR/summary.csv`, `DIR/ledger.json` and `DIR/fit.json`, prints one
+//! JSON object on stdout and a short summary on stderr. An answer that is not converged is
+//! not a result: only `ledger.json` and `fit.json` (with `"converged": false`) are written, and
+//! the status is 3 ([`NOT_CONVERGED`]).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use dp_mcmc::auto::{Auto, auto_sampler, auto_samplers, default_sampler};
-use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds, prepare, prepare_glm};
+use dp_mcmc::auto::{auto_sampler, auto_samplers};
+use dp_mcmc::fit::{FitDetails, InferenceMethod, TableFit, TableFitResult};
+use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds};
 use dp_mcmc::frame::fit_output::{check_out_dir, write_fit_outputs};
 use dp_mcmc::frame::read_table;
-use dp_mcmc::models::Model;
-use dp_mcmc::noise_aware::NoiseAware;
-use dp_mcmc::samplers::RunSetters;
-use dp_mcmc::samplers::SamplerKind;
+use dp_mcmc::samplers::{RunSetters, SamplerKind};
 use dp_mcmc::{Error, Result};
 use serde_json::{Value, json};
+
+/// Exit status of a fit whose answer did not converge (its JSON says `"converged": false`).
+pub const NOT_CONVERGED: i32 = 3;
 
 /// Arguments of `dp-mcmc fit`.
 #[derive(Args)]
@@ -70,9 +73,9 @@ pub struct FitArgs {
     /// Privacy budget δ of the whole analysis.
     #[arg(long, allow_hyphen_values = true)]
     delta: f64,
-    /// auto (noise-aware when the covariates, and the response of a poisson, linear or
-    /// gaussian-mean model, have declared --bounds; dp-mcmc otherwise), noise-aware (a few
-    /// private releases, then the posterior given them with the DP noise modelled:
+    /// auto (the noise-aware method; without the --bounds it needs, an error naming them:
+    /// never DP-MCMC unless a sampler is named with --algorithm), noise-aware (a few private
+    /// releases, then the posterior given them with the DP noise modelled:
     /// docs/NOISE-AWARE.md), or dp-mcmc (a DP sampler, see --algorithm).
     #[arg(long, default_value = "auto")]
     method: String,
@@ -90,9 +93,19 @@ pub struct FitArgs {
     /// system's entropy.
     #[arg(long, allow_hyphen_values = true)]
     seed: Option<u64>,
-    /// Stop the chains after this wall time (seconds); the ledger then counts what ran.
-    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true)]
-    max_time: Option<f64>,
+    /// Wall-time limit in seconds: of the noise-aware posterior's sampling (post-processing,
+    /// continued until converged; default 10), or of a DP-MCMC run's chains (no default; the
+    /// ledger then counts what ran). A fit that has not converged by then exits 3.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        alias = "max-time",
+        allow_hyphen_values = true
+    )]
+    max_seconds: Option<f64>,
+    /// Threads (default: all cores). Results do not depend on it.
+    #[arg(long, allow_hyphen_values = true)]
+    threads: Option<usize>,
     /// Output directory (created if missing; a folder that already holds files is refused
     /// unless --overwrite).
     #[arg(long, value_name = "DIR")]
@@ -102,8 +115,7 @@ pub struct FitArgs {
     overwrite: bool,
 }
 
-/// The sampler `--algorithm` names; `None` for `auto` (the library's default for the model,
-/// [`default_sampler`]).
+/// The sampler `--algorithm` names; `None` for `auto` (the library's default for the model).
 fn parse_algorithm(name: &str) -> Result<Option<SamplerKind>> {
     if name == "auto" {
         return Ok(None);
@@ -124,34 +136,39 @@ fn flag(name: &'static str) -> &'static str {
         "epsilon" => "--epsilon",
         "delta" => "--delta",
         "chains" => "--chains",
-        "max_time" => "--max-time",
-        "prior_var" => "--prior-sd",
+        "max_time" => "--max-seconds",
+        "threads" => "--threads",
+        "prior_var" | "prior sd" => "--prior-sd",
         "bounds" => "--bounds",
         "param_names" => "--features",
         other => other,
     }
 }
 
-/// Run `dp-mcmc fit`.
-pub fn fit(a: FitArgs) -> Result<Value> {
+/// Run `dp-mcmc fit`: its JSON, and the message of an answer that did not converge (exit 3).
+pub fn fit(a: FitArgs) -> Result<(Value, Option<String>)> {
     fit_inner(a).map_err(|e| super::name_the_flag(e, flag))
 }
 
-fn fit_inner(a: FitArgs) -> Result<Value> {
+fn fit_inner(a: FitArgs) -> Result<(Value, Option<String>)> {
     // Flags first, so a bad flag fails before the data are read.
     let kind = FitKind::parse(&a.model)?;
     dp_mcmc::error::check::positive("--epsilon", a.epsilon)?;
     dp_mcmc::error::check::delta("--delta", a.delta)?;
     dp_mcmc::error::check::at_least_one("--chains", a.chains)?;
+    if let Some(t) = a.threads {
+        dp_mcmc::error::check::at_least_one("--threads", t)?;
+    }
     let max_time = a
-        .max_time
+        .max_seconds
         .map(|t| {
-            dp_mcmc::error::check::positive("--max-time", t)?;
+            dp_mcmc::error::check::positive("--max-seconds", t)?;
             Duration::try_from_secs_f64(t)
-                .map_err(|_| Error::invalid("--max-time", t, "give a number of seconds > 0"))
+                .map_err(|_| Error::invalid("--max-seconds", t, "give a number of seconds > 0"))
         })
         .transpose()?;
-    let chosen = parse_algorithm(&a.algorithm)?;
+    let method: InferenceMethod = a.method.parse()?;
+    let sampler = parse_algorithm(&a.algorithm)?;
     let mut spec = FitSpec::new(kind, &a.response);
     spec.features = a.features.as_deref().map(comma_list);
     spec.bounds = a
@@ -167,154 +184,164 @@ fn fit_inner(a: FitArgs) -> Result<Value> {
     spec.validate()?;
     check_out_dir(&a.out, a.overwrite)?;
 
-    let method = match a.method.as_str() {
-        "auto" if chosen.is_none() && bounds_declared(&spec) => "noise-aware",
-        "auto" | "dp-mcmc" => "dp-mcmc",
-        "noise-aware" => "noise-aware",
-        other => {
-            return Err(Error::invalid(
-                "--method",
-                other,
-                "use auto, noise-aware or dp-mcmc",
-            ));
-        }
-    };
-    let table = read_table(&a.data)?;
-    if method == "noise-aware" {
-        return noise_aware(&a, &table, &spec, kind);
-    }
-    let model = prepare(&table, &spec)?;
-    let alg = chosen.unwrap_or_else(|| default_sampler(&model));
-    let mut auto = Auto::new(alg)
+    let mut fit = TableFit::new(spec)
+        .method(method)
         .epsilon(a.epsilon)
         .delta(a.delta)
         .chains(a.chains)
         .progress(true);
-    if let Some(t) = max_time {
-        auto = auto.max_time(t);
+    if let Some(k) = sampler {
+        fit = fit.sampler(k);
     }
     if let Some(s) = a.seed {
-        auto = auto.seed(s);
+        fit = fit.seed(s);
     }
-    let dp_mcmc::auto::AutoRun { run, report } = auto.run(&model)?;
-    let (privacy, ledger) = ledger_of(&run)?;
-    let mut record = json!({
-        "method": "dp-mcmc",
+    fit.run.max_time = max_time;
+    fit.run.threads = a.threads;
+    let table = read_table(&a.data)?;
+    let result = fit.run(&table)?;
+    let mut record = record(&result, kind, a.chains, a.seed)?;
+    let ledger = ledger_json(&result)?;
+    let files = write_fit_outputs(
+        &result.run,
+        result.run.warmup,
+        &ledger,
+        &mut record,
+        &a.out,
+        result.converged,
+    )?;
+    let failure = (!result.converged).then(|| {
+        format!(
+            "the answer did not converge and is not given (fit.json holds the diagnostics; \
+             the budget was spent, ledger.json records it): {}",
+            result.warnings.join("; ")
+        )
+    });
+    if let Some(summary) = &files.summary_frame {
+        eprint!("{}", human_summary(&result, kind, summary));
+    }
+    Ok((record, failure))
+}
+
+/// `fit`'s JSON: the same keys for both methods, then each method's own.
+fn record(r: &TableFitResult, kind: FitKind, chains: usize, seed: Option<u64>) -> Result<Value> {
+    let privacy = privacy(r)?;
+    let mut v = json!({
+        "method": r.method.as_str(),
         "model": kind.as_str(),
-        "algorithm": alg.key(),
-        "parameters": model.param_names(),
-        "n_rows": model.n_rows(),
-        "chains": a.chains,
-        "iterations": run.chains.iter().map(|c| c.len()).collect::<Vec<_>>(),
-        "warmup": run.warmup,
+        "parameters": r.run.param_names,
+        "n_rows": r.run.n_rows,
+        "chains": chains,
+        "converged": r.converged,
+        "max_rhat": r.max_rhat,
+        "min_ess_bulk": r.min_ess_bulk,
+        "warning": (!r.warnings.is_empty()).then(|| r.warnings.join("; ")),
+        "warnings": r.warnings,
         "epsilon": privacy.epsilon,
         "delta": privacy.delta,
         "accountant": privacy.accountant,
         "ledger": privacy.ledger.parts,
-        "public_lipschitz": model.public_lipschitz(),
-        "settings": report,
-        "seed": a.seed,
-        "wall_seconds": run.wall_seconds,
-        "version": run.version,
+        "prior": r.prior,
+        "seed": seed,
+        "wall_seconds": r.run.wall_seconds,
+        "version": r.run.version,
     });
-    write_fit_outputs(&run, run.warmup, &ledger, &mut record, &a.out)?;
-    Ok(record)
+    match &r.details {
+        FitDetails::NoiseAware(report) => {
+            v["pooled_rounds"] = json!(report.pooled);
+            v["floored_share"] = json!(report.floored_share);
+            v["indefinite_share"] = json!(report.indefinite_share);
+            v["last_step_whitened"] = json!(report.last_step_whitened);
+            v["last_step_noise"] = json!(report.last_step_noise);
+            v["variance_shares"] = json!(report.variance_shares);
+            v["coordinates"] = json!(report.coordinates);
+            v["sampling_seconds"] = json!(report.sampling_seconds);
+        }
+        FitDetails::DpMcmc(report) => {
+            v["algorithm"] = json!(report.algorithm.key());
+            v["iterations"] = json!(r.run.chains.iter().map(|c| c.len()).collect::<Vec<_>>());
+            v["warmup"] = json!(r.run.warmup);
+            v["settings"] = json!(report);
+        }
+    }
+    Ok(v)
 }
 
-/// The run's privacy spent and `ledger.json`'s content.
-fn ledger_of(run: &dp_mcmc::samplers::Run) -> Result<(&dp_mcmc::samplers::PrivacySpent, Value)> {
-    let privacy = run.privacy.as_ref().ok_or_else(|| {
+/// The run's privacy spent.
+fn privacy(r: &TableFitResult) -> Result<&dp_mcmc::samplers::PrivacySpent> {
+    r.run.privacy.as_ref().ok_or_else(|| {
         Error::Model("the run has no privacy ledger; this is a bug, please report it".into())
-    })?;
-    let ledger = json!({
+    })
+}
+
+/// `ledger.json`'s content: the spent budget, its whole ledger and every release.
+fn ledger_json(r: &TableFitResult) -> Result<Value> {
+    let privacy = privacy(r)?;
+    let mut ledger = json!({
         "epsilon": privacy.epsilon,
         "delta": privacy.delta,
         "accountant": privacy.accountant,
         "ledger": privacy.ledger,
     });
-    Ok((privacy, ledger))
-}
-
-/// Whether `--method auto` takes the noise-aware method: every bound it needs is declared
-/// (the covariates', and the response's unless the model is logistic).
-fn bounds_declared(spec: &FitSpec) -> bool {
-    let has = |c: &str| spec.bounds.iter().any(|b| b.column == c);
-    let covariates = spec.covariates().iter().flatten().all(|f| has(f));
-    match spec.kind {
-        FitKind::Logistic => covariates,
-        FitKind::Poisson | FitKind::Linear | FitKind::GaussianMean => {
-            covariates && has(&spec.response)
-        }
+    if let FitDetails::NoiseAware(report) = &r.details {
+        ledger["releases"] = match &report.sufficient {
+            Some(sufficient) => json!([sufficient]),
+            None => json!(report.rounds),
+        };
     }
+    Ok(ledger)
 }
 
-/// `fit --method noise-aware`.
-fn noise_aware(
-    a: &FitArgs,
-    table: &dp_mcmc::polars::prelude::DataFrame,
-    spec: &FitSpec,
+/// A few lines for a person: the method, whether it converged, and per parameter its mean, sd,
+/// 90 % interval and R-hat (stderr; the JSON on stdout is the record).
+fn human_summary(
+    r: &TableFitResult,
     kind: FitKind,
-) -> Result<Value> {
-    let data = prepare_glm(table, spec)?;
-    let mut builder = NoiseAware::new()
-        .epsilon(a.epsilon)
-        .delta(a.delta)
-        .chains(a.chains);
-    if let Some(s) = a.seed {
-        builder = builder.seed(s);
+    summary: &dp_mcmc::polars::prelude::DataFrame,
+) -> String {
+    let eps = r.run.privacy.as_ref().map_or(f64::NAN, |p| p.epsilon);
+    let mut out = format!(
+        "{} {} fit on {} rows, ε = {eps:.3}: {} (max R-hat {:.4}, min bulk ESS {:.0})\n",
+        r.method.as_str(),
+        kind.as_str(),
+        r.run.n_rows,
+        if r.converged {
+            "converged"
+        } else {
+            "NOT CONVERGED"
+        },
+        r.max_rhat,
+        r.min_ess_bulk
+    );
+    let col = |name: &str| -> Vec<Option<f64>> {
+        summary
+            .column(name)
+            .and_then(|c| Ok(c.f64()?.iter().collect()))
+            .unwrap_or_default()
+    };
+    let (mean, sd, q5, q95, rhat) = (col("mean"), col("sd"), col("q5"), col("q95"), col("r_hat"));
+    let show = |v: Option<&Option<f64>>| match v.copied().flatten() {
+        Some(x) => format!("{x:>12.5}"),
+        None => format!("{:>12}", "-"),
+    };
+    out.push_str(&format!(
+        "{:<16}{:>12}{:>12}{:>12}{:>12}{:>12}\n",
+        "parameter", "mean", "sd", "5 %", "95 %", "R-hat"
+    ));
+    for (i, name) in r.run.param_names.iter().enumerate() {
+        out.push_str(&format!(
+            "{name:<16}{}{}{}{}{}\n",
+            show(mean.get(i)),
+            show(sd.get(i)),
+            show(q5.get(i)),
+            show(q95.get(i)),
+            show(rhat.get(i))
+        ));
     }
-    let fit = builder.run(&data)?;
-    let run = &fit.run;
-    let (privacy, mut ledger) = ledger_of(run)?;
-    ledger["releases"] = match &fit.report.sufficient {
-        Some(sufficient) => json!([sufficient]),
-        None => json!(fit.report.rounds),
-    };
-    let indefinite = fit.report.indefinite_share.unwrap_or(0.0);
-    let warning = if fit.report.floored_share > 0.0 {
-        Some(format!(
-            "{:.0} % of the information proposals were floored: the releases are too noisy at \
-             this budget for a positive definite information, and the posterior is an \
-             approximation not to be trusted; increase --epsilon, declare narrower --bounds, \
-             or rescale the covariates to comparable ranges (--scale)",
-            100.0 * fit.report.floored_share
-        ))
-    } else if indefinite > dp_mcmc::noise_aware::INDEFINITE_WARNING {
-        Some(format!(
-            "{:.0} % of the information releases' noise distribution is not positive definite: \
-             the releases do not determine the information in its weakest directions, so the \
-             intervals there are wide and shaped by the prior rather than the data; increase \
-             --epsilon, declare narrower --bounds, or rescale the covariates to comparable ranges \
-             (--scale)",
-            100.0 * indefinite
-        ))
-    } else {
-        None
-    };
-    let mut record = json!({
-        "method": "noise-aware",
-        "warning": warning,
-        "model": kind.as_str(),
-        "parameters": data.param_names(),
-        "n_rows": data.n_rows(),
-        "chains": a.chains,
-        "max_rhat": fit.report.max_rhat,
-        "min_ess_bulk": fit.report.min_ess_bulk,
-        "epsilon": privacy.epsilon,
-        "delta": privacy.delta,
-        "accountant": privacy.accountant,
-        "ledger": privacy.ledger.parts,
-        "prior": fit.report.prior,
-        "coordinates": fit.report.coordinates,
-        "pooled_rounds": fit.report.pooled,
-        "floored_share": fit.report.floored_share,
-        "indefinite_share": fit.report.indefinite_share,
-        "seed": a.seed,
-        "wall_seconds": run.wall_seconds,
-        "version": run.version,
-    });
-    write_fit_outputs(run, 0, &ledger, &mut record, &a.out)?;
-    Ok(record)
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
 }
 
 /// The names of a comma separated list (blanks trimmed, empty items dropped).

@@ -1,6 +1,7 @@
 //! `dp-mcmc`: the command-line face of the library. Every subcommand prints one JSON object on
 //! stdout; bad arguments exit with status 2 and a one-line message on stderr (`error: …`,
-//! naming the flag to change). A panic would be a bug: it is reported the same way (status 2,
+//! naming the flag to change); a `fit` whose answer did not converge prints its record
+//! (`"converged": false`) and exits with status 3. A panic would be a bug: it is reported the same way (status 2,
 //! one line asking for a bug report), never with status 101.
 
 use clap::{Parser, Subcommand};
@@ -131,20 +132,27 @@ fn run() -> i32 {
             return 2;
         }
     };
+    let done = |v: dp_mcmc::Result<serde_json::Value>| v.map(|json| (json, None));
     let out = match cli.command {
-        Command::Iterations(a) => accounting::iterations(a),
-        Command::Delta(a) => accounting::delta(a),
-        Command::Epsilon(a) => accounting::epsilon(a),
-        Command::Diagnose(a) => diagnostics::diagnose(a),
-        Command::Mmd(a) => diagnostics::mmd(a),
-        Command::Sample(a) => sample::sample(a),
+        Command::Iterations(a) => done(accounting::iterations(a)),
+        Command::Delta(a) => done(accounting::delta(a)),
+        Command::Epsilon(a) => done(accounting::epsilon(a)),
+        Command::Diagnose(a) => done(diagnostics::diagnose(a)),
+        Command::Mmd(a) => done(diagnostics::mmd(a)),
+        Command::Sample(a) => done(sample::sample(a)),
         Command::Fit(a) => fit::fit(a),
-        Command::Reproduce(a) => reproduce::reproduce(a),
+        Command::Reproduce(a) => done(reproduce::reproduce(a)),
     };
     match out {
-        Ok(json) => {
+        Ok((json, None)) => {
             println!("{json}");
             0
+        }
+        Ok((json, Some(failure))) => {
+            // the record (with "converged": false) on stdout, the reason on stderr
+            println!("{json}");
+            eprintln!("error: {}", failure.replace('\n', " "));
+            fit::NOT_CONVERGED
         }
         Err(e) => {
             eprintln!("error: {}", e.to_string().replace('\n', " "));
