@@ -502,7 +502,8 @@ mod tests {
         seed: u64,
         range: std::ops::Range<f64>,
     ) {
-        let path = newton_path(data, mu, schedule, &mut chain_rng(seed, 1)).unwrap();
+        let plan = crate::noise_aware::PathPlan::Fixed(schedule.to_vec());
+        let path = newton_path(data, mu, &plan, &mut chain_rng(seed, 1)).unwrap();
         let pooled = pooled_rounds(&path.rounds, pooled_round_count(GlmKind::Logistic));
         assert!(data.prior.mean.iter().all(|m| *m == 0.0));
         let post =

@@ -129,6 +129,120 @@ pub fn default_schedule(kind: GlmKind) -> &'static [(f64, f64)] {
     }
 }
 
+/// How a Newton path spends its budget (`μ` shares `(information, score)` of the whole).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PathPlan {
+    /// These shares, one pair per round.
+    Fixed(Vec<(f64, f64)>),
+    /// Cheap exploration rounds until the path has reached the mode's quadratic region, then
+    /// the rest of the budget on the final rounds ([`AdaptivePlan`]).
+    Adaptive(AdaptivePlan),
+}
+
+/// A path that explores until it has arrived (see [`PathPlan::Adaptive`]). After each
+/// exploration round the next Newton step's length beyond its own DP noise is computed from
+/// the releases (`√max(0, ‖s‖²_C − tr(C⁻¹Σ))` in the metric of the released curvature `C`,
+/// `Σ` the score release's noise): at most [`stop`](Self::stop) whitened units, or after
+/// [`max_explore`](Self::max_explore) rounds, the final rounds take the budget left.
+///
+/// Which rounds run, and so the shares the final ones get, depend on the released values
+/// only: the composition is fully adaptive, and Gaussian differential privacy composes so
+/// (Smith & Thakurta, "Fully adaptive composition for Gaussian differential privacy", 2022): a
+/// run whose shares add up to at most 1 on every path is within the budget, and the ledger
+/// lists the releases that ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AdaptivePlan {
+    /// The shares of the first rounds, which always run.
+    pub lead: Vec<(f64, f64)>,
+    /// The shares of each further exploration round.
+    pub explore: (f64, f64),
+    /// Most exploration rounds after the lead.
+    pub max_explore: usize,
+    /// The final rounds' shares of the budget left, adding up to 1.
+    pub finals: Vec<(f64, f64)>,
+    /// Exploration stops once the next step is at most this many whitened units beyond its
+    /// noise (one exact Newton step from 3 units lands about 0.05 units from the mode).
+    pub stop: f64,
+}
+
+impl PathPlan {
+    /// The default plan of a model: adaptive, exploring at 0.025 + 0.025 of the budget per
+    /// round (Poisson: 0.02 + 0.02; at most 6, Poisson 8: its trust region moves `η` by at
+    /// most 2 a round), the rest on two final rounds in the proportions of the fixed
+    /// schedules' last two ([`SCHEDULE`], [`POISSON_SCHEDULE`]).
+    pub fn default_for(kind: GlmKind) -> PathPlan {
+        let fixed = default_schedule(kind);
+        let (lead, finals) = fixed.split_at(fixed.len() - 2);
+        let total: f64 = finals.iter().map(|(a, b)| a + b).sum();
+        PathPlan::Adaptive(AdaptivePlan {
+            lead: lead.to_vec(),
+            explore: fixed[0],
+            max_explore: 4,
+            finals: finals.iter().map(|(a, b)| (a / total, b / total)).collect(),
+            stop: 12.0,
+        })
+    }
+
+    /// The most rounds the plan runs.
+    fn most(&self) -> usize {
+        match self {
+            PathPlan::Fixed(s) => s.len(),
+            PathPlan::Adaptive(a) => a.lead.len() + a.max_explore + a.finals.len(),
+        }
+    }
+
+    /// Checks the shares: positive, adding up to at most 1 on every path (an adaptive plan's
+    /// exploration at most, with a positive rest, and its finals' proportions to 1).
+    ///
+    /// # Errors
+    /// A plan that breaks that, naming `schedule`.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |v: f64, why: &str| Err(Error::invalid("schedule", v, why.to_string()));
+        let positive = |s: &[(f64, f64)]| s.iter().all(|&(a, b)| a > 0.0 && b > 0.0);
+        match self {
+            PathPlan::Fixed(s) => {
+                let total: f64 = s.iter().map(|(a, b)| a + b).sum();
+                if s.is_empty() {
+                    return bad(
+                        0.0,
+                        "needs at least one round (one release at the public start: PASS-GLM's \
+                         quadratic statistics; more rounds to reach the mode)",
+                    );
+                }
+                if total.is_nan() || total > 1.0 + 1e-12 || !positive(s) {
+                    return bad(
+                        total,
+                        "every share must be positive and all of them add up to at most 1",
+                    );
+                }
+            }
+            PathPlan::Adaptive(a) => {
+                let explore = (a.explore.0 + a.explore.1) * a.max_explore as f64
+                    + a.lead.iter().map(|(x, y)| x + y).sum::<f64>();
+                let finals: f64 = a.finals.iter().map(|(x, y)| x + y).sum();
+                if !(positive(&[a.explore]) && positive(&a.lead) && explore < 1.0) {
+                    return bad(
+                        explore,
+                        "an adaptive plan's exploration shares must be positive and, over its \
+                         most rounds, leave part of the budget for the finals",
+                    );
+                }
+                if a.finals.is_empty() || !positive(&a.finals) || (finals - 1.0).abs() > 1e-9 {
+                    return bad(
+                        finals,
+                        "the final rounds' proportions must be positive and add up to 1",
+                    );
+                }
+                if a.stop.is_nan() || a.stop < 0.0 {
+                    return bad(a.stop, "the stopping length must be 0 or more");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The path's releases and where it ended.
 pub(crate) struct Path {
     pub rounds: Vec<Round>,
@@ -139,21 +253,28 @@ pub(crate) struct Path {
     pub final_curv: DMatrix<f64>,
 }
 
-/// The releases of the path: `schedule` gives each round's `μ` shares (summing to at most 1)
-/// of `mu_total` (Gaussian `μ = Σ 1/(2z²)`).
+/// The releases of the path: `plan` gives each round's `μ` shares (summing to at most 1 on
+/// every path) of `mu_total` (Gaussian `μ = Σ 1/(2z²)`).
 pub(crate) fn newton_path(
     data: &GlmData,
     mu_total: f64,
-    schedule: &[(f64, f64)],
+    plan: &PathPlan,
     rng: &mut ChainRng,
 ) -> Result<Path> {
     let d = data.dim();
     let prior_prec = data.prior.prec.clone();
     let mut theta = data.public_start();
     let mut b = DMatrix::<f64>::identity(d, d);
-    let mut rounds = Vec::with_capacity(schedule.len());
+    let mut rounds = Vec::with_capacity(plan.most());
     let mut final_curv = prior_prec.clone();
-    for &(share_i, share_g) in schedule {
+    // the rounds still to run: a fixed schedule's, or exploration until the path arrives
+    let mut queue: Vec<(f64, f64)> = match plan {
+        PathPlan::Fixed(s) => s.iter().rev().copied().collect(),
+        PathPlan::Adaptive(a) => vec![a.lead.first().copied().unwrap_or(a.explore)],
+    };
+    let mut spent = 0.0;
+    while let Some((share_i, share_g)) = queue.pop() {
+        spent += share_i + share_g;
         let z_i = noise_multiplier(share_i * mu_total)?;
         let z_g = noise_multiplier(share_g * mu_total)?;
         let info_rel = release_information(data, &theta, &b, z_i, rng)?;
@@ -169,18 +290,16 @@ pub(crate) fn newton_path(
         let score_rel = release_score(data, &theta, &a, z_g, rng)?;
         let round = Round::new(&theta, &b, info_rel, z_i, &a, score_rel, z_g)?;
         let rel_g = round.score_release.clone();
+        let score_sd = round.score_noise_sd;
         rounds.push(round);
         // post-processing: the Newton step and the next round's shape
         let a_inv = a.clone().try_inverse().ok_or_else(singular)?;
         let score = &a_inv * DVector::from_vec(rel_g);
         let prior_grad = data.prior.grad(&theta);
         let score_s = score[d - 1];
-        let step = curv
-            .clone()
-            .cholesky()
-            .ok_or_else(singular)?
-            .solve(&(score + prior_grad));
-        let mut step = trust_region(data, step);
+        let chol = curv.clone().cholesky().ok_or_else(singular)?;
+        let raw = chol.solve(&(score + prior_grad));
+        let mut step = trust_region(data, raw.clone());
         if data.kind == GlmKind::Linear {
             // ln σ by its exact profile update: the s-score is −n + RSS·e^{−2s}, so
             // RSS/n = (1 + score_s/n)·e^{2s} and the best s for the current β is
@@ -188,6 +307,30 @@ pub(crate) fn newton_path(
             // step in s overshoots by far from a poor start.
             let ratio = (1.0 + score_s / data.n_rows() as f64).max(0.01);
             step[d - 1] = 0.5 * ratio.ln();
+        }
+        if let PathPlan::Adaptive(plan) = plan
+            && queue.is_empty()
+            && spent < 1.0 - 1e-12
+        {
+            // an exploration round: explore on, or the rest of the budget on the finals
+            let (beyond, noise) = step_beyond_noise(&raw, &curv, &chol, &a, score_sd);
+            let explored = rounds.len();
+            // arrived, or so noisy that another cheap round would not tell (its step at most
+            // twice its noise: beyond ≤ √3 × noise)
+            let arrived = (beyond <= plan.stop || beyond <= 3f64.sqrt() * noise) && raw == step;
+            if explored < plan.lead.len() {
+                queue.push(plan.lead[explored]);
+            } else if arrived || explored >= plan.lead.len() + plan.max_explore {
+                let left = (1.0 - spent).max(0.0);
+                queue = plan
+                    .finals
+                    .iter()
+                    .rev()
+                    .map(|(i, g)| (i * left, g * left))
+                    .collect();
+            } else {
+                queue.push(plan.explore);
+            }
         }
         for (t, s) in theta.iter_mut().zip(step.iter()) {
             *t += s;
@@ -205,6 +348,68 @@ pub(crate) fn newton_path(
         final_theta: theta,
         final_curv,
     })
+}
+
+/// Whitened distance from the final point within which an adaptive path's rounds are pooled
+/// (in the metric of the released curvature, noise included): a round farther away is still
+/// on its way, and its linearisation would bias the answer (one exact Newton step from 10
+/// units lands 0.4 units from the mode, from 20 units 2; the released distances carry the
+/// steps' noise, 6-13 units on randhie at ε = 1).
+pub const POOL_RADIUS: f64 = 18.0;
+
+/// The rounds of `path` that enter the likelihood, `k` the count a fixed schedule pools
+/// ([`pooled_round_count`](super::pooled_round_count)): a fixed schedule's last `k`; for an
+/// adaptive plan, the rounds after the lead's first `lead − (k − finals)` (the last always,
+/// then backwards while each lies within [`POOL_RADIUS`] of the final point).
+pub(crate) fn pooled_rounds(path: &Path, plan: &PathPlan, k: usize) -> Vec<usize> {
+    let rounds = path.rounds.len();
+    let first = match plan {
+        PathPlan::Fixed(_) => rounds.saturating_sub(k.max(1)),
+        PathPlan::Adaptive(a) => a
+            .lead
+            .len()
+            .saturating_sub(k.saturating_sub(a.finals.len())),
+    };
+    let first = first.min(rounds.saturating_sub(1));
+    if let PathPlan::Fixed(_) = plan {
+        return (first..rounds).collect();
+    }
+    let d = path.final_theta.len();
+    let distance = |r: &Round| {
+        let diff =
+            DVector::from_iterator(d, path.final_theta.iter().zip(&r.theta).map(|(a, b)| a - b));
+        (diff.transpose() * &path.final_curv * &diff)[(0, 0)].sqrt()
+    };
+    let mut kept: Vec<usize> = (first..rounds)
+        .rev()
+        .take_while(|&k| k + 1 == rounds || distance(&path.rounds[k]) <= POOL_RADIUS)
+        .collect();
+    kept.reverse();
+    kept
+}
+
+/// A Newton step's length beyond its own DP noise, in the metric of the released curvature
+/// `C`: `√max(0, sᵀCs − tr(C⁻¹Σ))`, `Σ = sd²(AᵀA)⁻¹` the score release's noise in score space
+/// (the step's noise is `C⁻¹ξ`, whose expected squared `C`-length is `tr(C⁻¹Σ)`); and that
+/// noise's own length `√tr(C⁻¹Σ)`.
+fn step_beyond_noise(
+    step: &DVector<f64>,
+    curv: &DMatrix<f64>,
+    chol: &nalgebra::Cholesky<f64, nalgebra::Dyn>,
+    a: &DMatrix<f64>,
+    score_sd: f64,
+) -> (f64, f64) {
+    let length2 = (step.transpose() * curv * step)[(0, 0)];
+    let Some(ata_inv) = (a.transpose() * a).try_inverse() else {
+        return (f64::INFINITY, 0.0);
+    };
+    let noise2 = (chol.solve(&ata_inv)).trace() * score_sd * score_sd;
+    let beyond = (length2 - noise2).max(0.0).sqrt();
+    if beyond.is_finite() && noise2.is_finite() {
+        (beyond, noise2.sqrt())
+    } else {
+        (f64::INFINITY, 0.0)
+    }
 }
 
 /// One Gaussian release: the noisy values, the noise's standard deviation and the
@@ -643,6 +848,79 @@ mod tests {
         assert!(err.to_string().contains("sensitivity"), "{err}");
     }
 
+    /// `n` rows of a logistic regression with one covariate on [0, 1] and log-odds
+    /// `b0 + b1·a`.
+    fn logistic_data(n: usize, b0: f64, b1: f64, seed: u64) -> GlmData {
+        use rand::RngExt;
+        let mut rng = crate::rng::chain_rng(seed, 9);
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            let a: f64 = rng.random();
+            x.extend([1.0, a]);
+            y.push(f64::from(
+                rng.random::<f64>() < super::super::link::sigmoid(b0 + b1 * a),
+            ));
+        }
+        GlmData::new(
+            GlmKind::Logistic,
+            x,
+            y,
+            vec![(1.0, 1.0), (0.0, 1.0)],
+            (0.0, 1.0),
+            10.0,
+            vec!["intercept".into(), "a".into()],
+        )
+        .unwrap()
+    }
+
+    /// The adaptive plan explores while the path is on its way and never spends more than the
+    /// budget: near a mode at the origin it runs the fixed schedule's four rounds; with a
+    /// distant mode (rare events strongly tied to the covariate) it explores further; on every
+    /// path the rounds' shares add up to at most 1.
+    #[test]
+    fn adaptive_paths_explore_until_they_arrive_within_the_budget() {
+        let plan = PathPlan::default_for(GlmKind::Logistic);
+        plan.validate().unwrap();
+        let mu = crate::auto::gaussian_budget(8.0, 1e-6).unwrap();
+        let near = logistic_data(10_000, 0.1, 0.2, 1);
+        let far = logistic_data(10_000, -9.0, 8.0, 2);
+        let mut extra = 0;
+        for seed in 0..6 {
+            for (data, is_far) in [(&near, false), (&far, true)] {
+                let path =
+                    newton_path(data, mu, &plan, &mut crate::rng::chain_rng(seed, 3)).unwrap();
+                let spent: f64 = path
+                    .rounds
+                    .iter()
+                    .map(|r| {
+                        0.5 / (r.info_noise_multiplier.powi(2) * mu)
+                            + 0.5 / (r.score_noise_multiplier.powi(2) * mu)
+                    })
+                    .sum();
+                assert!(spent <= 1.0 + 1e-9, "{spent}");
+                assert!(
+                    spent >= 1.0 - 1e-9,
+                    "the plan leaves no budget unspent: {spent}"
+                );
+                if is_far {
+                    extra += path.rounds.len() - 4;
+                } else {
+                    assert_eq!(path.rounds.len(), 4, "seed {seed}");
+                }
+            }
+        }
+        assert!(
+            extra >= 6,
+            "the distant mode took {extra} extra rounds over 6 paths"
+        );
+        // a plan that could spend more than the budget is refused
+        let PathPlan::Adaptive(mut greedy) = plan else {
+            unreachable!()
+        };
+        greedy.max_explore = 40;
+        assert!(PathPlan::Adaptive(greedy).validate().is_err());
+    }
+
     /// The logistic Newton path keeps every round's point within the trust region: on tiny
     /// data with every response 0 (the mode far out, the releases mostly noise) the box's `η`
     /// moves by at most 4 per round, so round `k` (from 0) lies within `4k` of the origin.
@@ -654,7 +932,13 @@ mod tests {
         assert_eq!(max_eta_step(GlmKind::Logistic), Some(cap));
         for seed in 0..40 {
             let mut rng = crate::rng::chain_rng(seed, 0);
-            let path = newton_path(&data, mu, &SCHEDULE, &mut rng).unwrap();
+            let path = newton_path(
+                &data,
+                mu,
+                &PathPlan::default_for(GlmKind::Logistic),
+                &mut rng,
+            )
+            .unwrap();
             for (k, round) in path.rounds.iter().enumerate() {
                 let t = &round.theta;
                 let far = t[0].abs().max((t[0] + t[1]).abs());

@@ -419,7 +419,9 @@ fn noise_aware_fit_converges_and_is_secure_by_default() {
     assert!(a["max_rhat"].as_f64().unwrap() <= 1.01, "{a}");
     assert!(a["min_ess_bulk"].as_f64().unwrap() >= 400.0, "{a}");
     assert!(a["epsilon"].as_f64().unwrap() <= 2.0);
-    assert_eq!(a["ledger"].as_array().unwrap().len(), 8); // 4 rounds × 2 releases
+    // two releases a round, at least the four rounds of the schedule the plan starts from
+    let parts = a["ledger"].as_array().unwrap().len();
+    assert!(parts >= 8 && parts % 2 == 0, "{parts}");
     let summary = |o: &Path| std::fs::read_to_string(o.join("summary.csv")).unwrap();
     let (sa, sb) = (summary(&out1), summary(&out2));
     assert!(sa.starts_with(
