@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 
-use dp_mcmc::noise_aware::{GlmData, GlmKind, INDEFINITE_WARNING, NoiseAware};
+use dp_mcmc::noise_aware::{GlmData, GlmKind, INDEFINITE_WARNING, NoiseAware, Prior};
 use dp_mcmc::rng::chain_rng;
 use dp_mcmc::samplers::RunSetters;
 use rand::RngExt;
@@ -36,14 +36,22 @@ const MAX_POISSON_MEAN: f64 = 12.0;
 #[derive(Clone, Copy)]
 struct Cell {
     model: &'static str,
+    /// `uniform` (covariates uniform on their declared [0, 1]) or `survey` (see [`covariate`]).
+    design: &'static str,
     n: usize,
     d: usize,
     eps: f64,
 }
 
 impl Cell {
+    /// The cell's key in `rows.csv`: the model (with `/survey` for the survey design), n, d, ε.
     fn key(&self) -> String {
-        format!("{},{},{},{}", self.model, self.n, self.d, self.eps)
+        let model = if self.design == "uniform" {
+            self.model.to_string()
+        } else {
+            format!("{}/{}", self.model, self.design)
+        };
+        format!("{model},{},{},{}", self.n, self.d, self.eps)
     }
     fn kind(&self) -> GlmKind {
         match self.model {
@@ -66,28 +74,106 @@ impl Cell {
     }
 }
 
-/// One simulated data set of `cell` and its generating θ.
+/// Covariate `i` (from 1) of a survey-like design: its declared bounds, a draw, and its
+/// generating distribution's spread (the effect sizes are drawn per spread). The kinds cycle:
+/// binary indicators with prevalence 0.5, 0.2, 0.05 and 0.01; a calendar year 1997-2002
+/// declared as such (a box far from 0); a covariate concentrated around 50 ± 5 in a generous
+/// declared box [0, 100]; one correlated (0.8) with the previous continuous covariate.
+fn covariate(i: usize, prev: f64, rng: &mut dp_mcmc::rng::ChainRng) -> ((f64, f64), f64, f64) {
+    let normal = |rng: &mut dp_mcmc::rng::ChainRng| -> f64 { StandardNormal.sample(rng) };
+    match (i - 1) % 7 {
+        k @ 0..=3 => {
+            let prevalence = [0.5, 0.2, 0.05, 0.01][k];
+            let x = f64::from(rng.random::<f64>() < prevalence);
+            ((0.0, 1.0), x, 1.0)
+        }
+        4 => (
+            (1997.0, 2002.0),
+            f64::from(rng.random_range(1997..=2002u32)),
+            1.7,
+        ),
+        5 => (
+            (0.0, 100.0),
+            (50.0 + 5.0 * normal(rng)).clamp(0.0, 100.0),
+            5.0,
+        ),
+        _ => {
+            // correlated with the concentrated covariate before it (or 50 if none)
+            let z = (prev - 50.0) / 5.0;
+            let x = 50.0 + 5.0 * (0.8 * z + 0.6 * normal(rng));
+            ((0.0, 100.0), x.clamp(0.0, 100.0), 5.0)
+        }
+    }
+}
+
+/// One simulated data set of `cell` and its generating θ (in the model's units).
 fn simulate(cell: &Cell, seed: u64) -> (GlmData, Vec<f64>) {
     let mut rng = chain_rng(seed, 0);
     let p = cell.p();
+    let survey = cell.design == "survey";
     let normal = |rng: &mut dp_mcmc::rng::ChainRng| -> f64 { StandardNormal.sample(rng) };
+    // rows first (the survey design's centres set the intercept's meaning)
+    let (mut rows, mut bounds, mut spread) =
+        (Vec::with_capacity(cell.n * p), Vec::new(), Vec::new());
+    for j in 0..cell.n {
+        rows.push(1.0);
+        let mut prev = 50.0;
+        for i in 1..p {
+            let (b, x, s) = if survey {
+                covariate(i, prev, &mut rng)
+            } else {
+                ((0.0, 1.0), rng.random::<f64>(), 1.0)
+            };
+            if (i - 1) % 7 >= 5 {
+                prev = x;
+            }
+            if j == 0 {
+                bounds.push(b);
+                spread.push(s);
+            }
+            rows.push(x);
+        }
+    }
+    // effects: N(0, 0.5²) per spread of the covariate, the intercept at the covariates'
+    // typical values (survey) or at 0 (uniform); Poisson: redrawn until the largest mean over
+    // the rows is at most MAX_POISSON_MEAN
+    let centre = |i: usize| {
+        if survey {
+            [0.5, 0.2, 0.05, 0.01, 1999.5, 50.0, 50.0][(i - 1) % 7]
+        } else {
+            0.0
+        }
+    };
     let beta = loop {
-        let mut beta: Vec<f64> = (0..p).map(|_| 0.5 * normal(&mut rng)).collect();
+        let mut beta: Vec<f64> = vec![0.5 * normal(&mut rng)];
+        for i in 1..p {
+            beta.push(0.5 * normal(&mut rng) / spread[i - 1]);
+        }
+        if cell.kind() == GlmKind::Poisson {
+            beta[0] += 1.0;
+        }
+        // shift the intercept so that η is beta[0] at the covariates' typical values
+        beta[0] -= (1..p).map(|i| beta[i] * centre(i)).sum::<f64>();
         if cell.kind() != GlmKind::Poisson {
             break beta;
         }
-        beta[0] += 1.0;
-        // data from the model: θ redrawn until the largest mean over the box is at most
-        // MAX_POISSON_MEAN, so that the cap of 30 censors almost no count
-        if (beta[0] + beta[1..].iter().map(|b| b.max(0.0)).sum::<f64>()).exp() <= MAX_POISSON_MEAN {
+        let max_eta = rows
+            .chunks_exact(p)
+            .map(|r| r.iter().zip(&beta).map(|(a, b)| a * b).sum::<f64>())
+            .fold(f64::NEG_INFINITY, f64::max);
+        if max_eta.exp() <= MAX_POISSON_MEAN {
             break beta;
         }
     };
     let sigma = 0.5f64;
-    let (mut x, mut y) = (Vec::with_capacity(cell.n * p), Vec::with_capacity(cell.n));
-    for _ in 0..cell.n {
-        let mut row = vec![1.0];
-        row.extend((1..p).map(|_| rng.random::<f64>()));
+    // a survey's linear response in large units: 300 + 40 (η + σ ε)
+    let (ya, yb) = if survey && cell.kind() == GlmKind::Linear {
+        (300.0, 40.0)
+    } else {
+        (0.0, 1.0)
+    };
+    let mut y = Vec::with_capacity(cell.n);
+    for row in rows.chunks_exact(p) {
         let eta: f64 = row.iter().zip(&beta).map(|(a, b)| a * b).sum();
         let u: f64 = rng.random();
         y.push(match cell.kind() {
@@ -103,24 +189,26 @@ fn simulate(cell: &Cell, seed: u64) -> (GlmData, Vec<f64>) {
                 }
                 k
             }
-            GlmKind::Linear => (eta + sigma * normal(&mut rng)).clamp(-5.0, 5.0),
+            GlmKind::Linear => ya + yb * (eta + sigma * normal(&mut rng)).clamp(-5.0, 5.0),
         });
-        x.extend(row);
     }
-    let mut bounds = vec![(1.0, 1.0)];
-    bounds.extend(std::iter::repeat_n((0.0, 1.0), p - 1));
+    let mut all_bounds = vec![(1.0, 1.0)];
+    all_bounds.extend(bounds);
     let mut names: Vec<String> = (0..p).map(|i| format!("b{i}")).collect();
-    let mut theta = beta;
+    let mut theta: Vec<f64> = beta.iter().map(|b| b * yb).collect();
     if cell.kind() == GlmKind::Linear {
+        theta[0] += ya;
         names.push("log_sigma".into());
-        theta.push(sigma.ln());
+        theta.push((sigma * yb).ln());
     }
     let y_bounds = match cell.kind() {
         GlmKind::Logistic => (0.0, 1.0),
         GlmKind::Poisson => (0.0, 30.0),
-        GlmKind::Linear => (-5.0, 5.0),
+        GlmKind::Linear => (ya - 5.0 * yb, ya + 5.0 * yb),
     };
-    let data = GlmData::new(cell.kind(), x, y, bounds, y_bounds, 10.0, names).expect("valid");
+    let data = GlmData::new(cell.kind(), rows, y, all_bounds, y_bounds, 1.0, names)
+        .and_then(|d| d.with_prior(Prior::default()))
+        .expect("valid");
     (data, theta)
 }
 
@@ -164,7 +252,7 @@ fn main() {
     if new_file {
         writeln!(
             file,
-            "model,n,d,epsilon,rep,param,rank,draws,in50,in90,max_rhat,floored,indefinite"
+            "model,n,d,epsilon,rep,param,rank,draws,in50,in90,max_rhat,floored,indefinite,converged"
         )
         .unwrap();
     }
@@ -177,18 +265,41 @@ fn main() {
             &[0.5, 1.0, 2.0, 4.0, 8.0],
         )
     };
+    // --designs a,b: only these designs (default: both)
+    let designs: Vec<String> = args
+        .iter()
+        .position(|a| a == "--designs")
+        .and_then(|i| args.get(i + 1))
+        .map_or_else(
+            || vec!["uniform".into(), "survey".into()],
+            |m| m.split(',').map(str::to_string).collect(),
+        );
     let mut cells = Vec::new();
-    for model in ["logistic", "poisson", "linear", "gaussian-mean"] {
-        if !models.iter().any(|m| m == model) {
+    for design in ["uniform", "survey"] {
+        if !designs.iter().any(|m| m == design) {
             continue;
         }
-        for &n in ns {
-            for &d in ds {
-                if model == "gaussian-mean" && d != 2 {
-                    continue;
-                }
-                for &eps in epss {
-                    cells.push(Cell { model, n, d, eps });
+        for model in ["logistic", "poisson", "linear", "gaussian-mean"] {
+            if !models.iter().any(|m| m == model) {
+                continue;
+            }
+            for &n in ns {
+                for &d in ds {
+                    // a Gaussian mean has d = 2; the survey design needs its covariates
+                    if (model == "gaussian-mean" && d != 2)
+                        || (design == "survey" && model != "gaussian-mean" && d < 5)
+                    {
+                        continue;
+                    }
+                    for &eps in epss {
+                        cells.push(Cell {
+                            model,
+                            design,
+                            n,
+                            d,
+                            eps,
+                        });
+                    }
                 }
             }
         }
@@ -215,6 +326,18 @@ fn main() {
                     .run(&data);
                 let mut out = String::new();
                 match fit {
+                    Ok(fit) if !fit.report.converged => {
+                        // refused (not converged): counted, never scored as coverage
+                        for j in 0..theta.len() {
+                            out.push_str(&format!(
+                                "{},{rep},{j},0,0,0,0,{:.4},{:.3},{:.3},0\n",
+                                cell.key(),
+                                fit.report.max_rhat,
+                                fit.report.floored_share,
+                                fit.report.indefinite_share.unwrap_or(0.0)
+                            ));
+                        }
+                    }
                     Ok(fit) => {
                         let d = theta.len();
                         for (j, t) in theta.iter().enumerate() {
@@ -230,7 +353,7 @@ fn main() {
                             let in50 = q(0.25) <= *t && *t <= q(0.75);
                             let in90 = q(0.05) <= *t && *t <= q(0.95);
                             out.push_str(&format!(
-                                "{},{rep},{j},{rank},{},{},{},{:.4},{:.3},{:.3}\n",
+                                "{},{rep},{j},{rank},{},{},{},{:.4},{:.3},{:.3},1\n",
                                 cell.key(),
                                 v.len(),
                                 u8::from(in50),
@@ -263,7 +386,7 @@ fn main() {
 /// `table.md` and `ranks.svg` from `rows.csv`.
 fn summarise(out: &std::path::Path) {
     let text = std::fs::read_to_string(out.join("rows.csv")).unwrap();
-    type Acc = (usize, usize, usize, usize, f64);
+    type Acc = (usize, usize, usize, usize, f64, usize);
     let mut cells: Vec<(String, Acc)> = Vec::new();
     let mut hist: Vec<(String, [usize; BINS])> = Vec::new();
     for l in text.lines().skip(1) {
@@ -275,10 +398,15 @@ fn summarise(out: &std::path::Path) {
         // rows written before the GLMs' information share was recorded have no column 12
         let indefinite: f64 = f.get(12).map_or(0.0, |v| v.parse().unwrap());
         let pos = cells.iter().position(|c| c.0 == key).unwrap_or_else(|| {
-            cells.push((key.clone(), (0, 0, 0, 0, 0.0)));
+            cells.push((key.clone(), (0, 0, 0, 0, 0.0, 0)));
             cells.len() - 1
         });
         let c = &mut cells[pos].1;
+        // rows written before refusals were recorded have no column 13: converged
+        if f.get(13).is_some_and(|v| *v == "0") {
+            c.5 += 1;
+            continue;
+        }
         c.0 += 1;
         c.1 += in50;
         c.2 += in90;
@@ -295,7 +423,7 @@ fn summarise(out: &std::path::Path) {
         hist[h].1[(rank * BINS / (draws + 1)).min(BINS - 1)] += 1;
     }
     let mut md = String::from(
-        "| model | n | d | ε | intervals | 50 % coverage | 90 % coverage | intervals of runs floored or mostly indefinite | max R-hat |\n|---|---|---|---|---|---|---|---|---|\n",
+        "| model | n | d | ε | intervals | 50 % coverage | 90 % coverage | intervals of runs floored or mostly indefinite | max R-hat | intervals of refused runs |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (key, c) in &cells {
         let f: Vec<&str> = key.split(',').collect();
@@ -306,8 +434,8 @@ fn summarise(out: &std::path::Path) {
             ""
         };
         md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.3} | {:.3}{flag} | {} | {:.3} |\n",
-            f[0], f[1], f[2], f[3], c.0, c50, c90, c.3, c.4
+            "| {} | {} | {} | {} | {} | {:.3} | {:.3}{flag} | {} | {:.3} | {} |\n",
+            f[0], f[1], f[2], f[3], c.0, c50, c90, c.3, c.4, c.5
         ));
     }
     std::fs::write(out.join("table.md"), md).unwrap();
