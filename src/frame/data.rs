@@ -66,7 +66,7 @@ pub fn numeric_columns(df: &DataFrame, columns: &[&str]) -> Result<Vec<Vec<f64>>
 }
 
 fn numeric_column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
-    let col = df.column(name).map_err(|_| {
+    let col = super::column_named(df, name).ok_or_else(|| {
         let have: Vec<String> = df
             .get_column_names()
             .iter()

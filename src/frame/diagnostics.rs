@@ -43,7 +43,7 @@ fn missing(col: &str) -> Error {
 }
 
 fn integer_column(df: &DataFrame, name: &str) -> Result<Vec<i64>> {
-    let col = df.column(name).map_err(|_| missing(name))?;
+    let col = super::column_named(df, name).ok_or_else(|| missing(name))?;
     if !col.dtype().is_integer() {
         return Err(Error::InvalidData(format!(
             "column `{name}` has type {}; it must hold integers",
@@ -83,8 +83,8 @@ fn integer_column(df: &DataFrame, name: &str) -> Result<Vec<i64>> {
 pub fn param_draws(draws: &DataFrame) -> Result<Vec<ParamDraws>> {
     let chain = integer_column(draws, CHAIN)?;
     let draw = integer_column(draws, DRAW)?;
-    let keep: Vec<bool> = match draws.column(WARMUP) {
-        Ok(w) if w.dtype() == &DataType::Boolean => {
+    let keep: Vec<bool> = match super::column_named(draws, WARMUP) {
+        Some(w) if w.dtype() == &DataType::Boolean => {
             w.bool()?.iter().map(|v| !v.unwrap_or(false)).collect()
         }
         _ => vec![true; draws.height()],

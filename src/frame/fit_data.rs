@@ -321,7 +321,7 @@ fn names(df: &DataFrame) -> Vec<String> {
 
 /// Column `name` as finite f64 values; errors name the column and the first bad row.
 fn column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
-    let col = df.column(name).map_err(|_| {
+    let col = super::column_named(df, name).ok_or_else(|| {
         Error::InvalidData(format!(
             "no column `{name}`; the data have {}",
             names(df).join(", ")
@@ -402,7 +402,7 @@ pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
     }
     let used: Vec<&String> = std::iter::once(&spec.response).chain(&features).collect();
     // a named column the table lacks, before the bounds are matched to the columns
-    if let Some(missing) = used.iter().find(|c| df.column(c.as_str()).is_err()) {
+    if let Some(missing) = used.iter().find(|c| super::column_named(df, c).is_none()) {
         return Err(Error::InvalidData(format!(
             "no column `{missing}`; the data have {}",
             names(df).join(", ")

@@ -158,11 +158,9 @@ pub fn line_trace(
         .y_axis(ya)
 }
 
-/// Column `name`, found by a linear scan. `DataFrame::column` would hash the name with a
-/// per-process seed of polars' copy in this evcxr cell and cache the frame's schema with it; a
-/// frame kept across cells would then fail the lookup in a later cell (see `crate::display`).
+/// Column `name` ([`crate::frame::column_named`]: safe for frames kept across evcxr cells).
 fn column<'a>(df: &'a DataFrame, name: &str) -> Result<&'a polars::prelude::Column> {
-    df.columns().iter().find(|c| c.name().as_str() == name).ok_or_else(|| {
+    crate::frame::column_named(df, name).ok_or_else(|| {
         Error::InvalidData(format!(
             "the table has no column `{name}` (columns: {:?}); pass the frame the plot documents",
             df.get_column_names()

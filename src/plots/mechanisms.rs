@@ -10,9 +10,8 @@ use polars::prelude::*;
 use crate::error::{Error, Result};
 
 fn f64_column(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>> {
-    let col = df
-        .column(name)
-        .map_err(|_| Error::InvalidData(format!("frame has no column `{name}`")))?
+    let col = crate::frame::column_named(df, name)
+        .ok_or_else(|| Error::InvalidData(format!("frame has no column `{name}`")))?
         .cast(&DataType::Float64)?;
     let ca = col.f64()?;
     Ok((0..ca.len()).map(|i| ca.get(i)).collect())
@@ -46,9 +45,8 @@ fn label(x: f64) -> String {
 pub fn error_boxes(samples: &DataFrame, x: &str) -> Result<Plot> {
     let xs = f64_column(samples, x)?;
     let errors = f64_column(samples, "error")?;
-    let mech = samples
-        .column("mechanism")
-        .map_err(|_| Error::InvalidData("frame has no column `mechanism`".into()))?
+    let mech = crate::frame::column_named(samples, "mechanism")
+        .ok_or_else(|| Error::InvalidData("frame has no column `mechanism`".into()))?
         .str()?;
     let mech: Vec<Option<&str>> = (0..mech.len()).map(|i| mech.get(i)).collect();
     let mut plot = Plot::new();
