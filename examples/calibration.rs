@@ -11,8 +11,10 @@
 //!
 //! θ is drawn per replication from N(0, 0.5²) (intercept of Poisson: N(1, 0.5²), redrawn
 //! until the largest mean over the box is at most 12; linear: σ = 0.5), a public generating
-//! distribution narrower than the inference prior N(0, 10): the intervals' coverage of the generating θ is the frequentist check, and the ranks are uniform
-//! as far as the prior is negligible against the likelihood (n ≥ 1 000).
+//! distribution narrower than the default inference prior (N(0, 2.5²) per coefficient in the
+//! internal coordinates of the declared bounds, docs/NOISE-AWARE.md, "Priors"): the intervals'
+//! coverage of the generating θ is the frequentist check, and the ranks are uniform as far as the
+//! prior is negligible against the likelihood (n ≥ 1 000).
 
 use std::collections::BTreeSet;
 use std::io::Write;

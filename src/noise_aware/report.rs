@@ -21,8 +21,12 @@ pub const INDEFINITE_WARNING: f64 = 0.5;
 /// rounds' linearisation is then wrong by far more than the noise, and the answer is refused
 /// as not converged. Measured: 1.5-7 on the shipped randhie data at ε = 1 (where the answer is
 /// close), 87-122 on a public credit-default table at ε = 8 whose four rounds end far from a
-/// distant mode (7 posterior sds off).
-pub const PATH_NOT_CONVERGED: f64 = 20.0;
+/// distant mode (7 posterior sds off). At the mode it is heavy-tailed (the last point itself
+/// carries the earlier, noisier rounds' error): on simulated logistic data with its mode near
+/// the origin (n = 2 000, two covariates, seeds 1-100) the largest values were 19.7 (ε = 8),
+/// 27.5 (ε = 2, 60 seeds) and 69.5-80.1 (ε = 0.5, 2 of 100 above this limit); the limit was 20
+/// before, which refused 1-5 % of such fits that had arrived.
+pub const PATH_NOT_CONVERGED: f64 = 40.0;
 
 /// Share of a parameter's posterior variance above which a warning says its interval is
 /// mostly DP noise, or mostly the prior ([`NoiseAwareReport::variance_shares`]).
