@@ -792,19 +792,24 @@ fn second_moment(data: &GlmData) -> Option<DMatrix<f64>> {
 mod tests {
     use super::*;
 
-    /// A logistic model with an intercept and one covariate on [0, 1], all responses 0.
-    fn tail_data(n: usize) -> GlmData {
-        let x = (0..n).flat_map(|j| [1.0, (j % 5) as f64 / 4.0]).collect();
+    /// A logistic model with an intercept and one covariate `a` on [0, 1]: rows `[1, a]`.
+    fn one_covariate(x: Vec<f64>, y: Vec<f64>) -> GlmData {
         GlmData::new(
             GlmKind::Logistic,
             x,
-            vec![0.0; n],
+            y,
             vec![(1.0, 1.0), (0.0, 1.0)],
             (0.0, 1.0),
             10.0,
             vec!["intercept".into(), "a".into()],
         )
         .unwrap()
+    }
+
+    /// [`one_covariate`] with `n` rows, all responses 0.
+    fn tail_data(n: usize) -> GlmData {
+        let x = (0..n).flat_map(|j| [1.0, (j % 5) as f64 / 4.0]).collect();
+        one_covariate(x, vec![0.0; n])
     }
 
     /// Far in the logistic tail (every η over the box in [−60, −40], where `1 − σ` cancels
@@ -861,16 +866,7 @@ mod tests {
                 rng.random::<f64>() < super::super::link::sigmoid(b0 + b1 * a),
             ));
         }
-        GlmData::new(
-            GlmKind::Logistic,
-            x,
-            y,
-            vec![(1.0, 1.0), (0.0, 1.0)],
-            (0.0, 1.0),
-            10.0,
-            vec!["intercept".into(), "a".into()],
-        )
-        .unwrap()
+        one_covariate(x, y)
     }
 
     /// The adaptive plan explores while the path is on its way and never spends more than the

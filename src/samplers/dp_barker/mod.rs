@@ -16,7 +16,7 @@ use super::sampler::{
 };
 use super::settings::{RunSettings, run_setters};
 use crate::accounting::{
-    CERTIFIED_PLD_LABEL,    Accountant, BarkerBound, CertifiedPld, Method, PrivacyEvent, Rdp, Releases,
+    Accountant, BarkerBound, CERTIFIED_PLD_LABEL, CertifiedPld, Method, PrivacyEvent, Rdp, Releases,
 };
 use crate::error::{Error, Result};
 use crate::models::{Experiment, Model};

@@ -83,7 +83,11 @@ impl DpFastMhKernel {
         let (mut log_ratio, mut clipped) = (0.0, 0u64);
         for &r in ratios {
             // a non-finite ratio counts as 0 (no evidence either way), an infinite one is clipped
-            let c = if r.is_nan() { 0.0 } else { r.clamp(-bound, bound) };
+            let c = if r.is_nan() {
+                0.0
+            } else {
+                r.clamp(-bound, bound)
+            };
             clipped += u64::from(r.abs() > bound);
             let u_old = if bound > 0.0 {
                 (0.5 * (1.0 - c / bound)).clamp(0.0, 1.0)
@@ -240,10 +244,25 @@ mod tests {
         let a = (l / k.lambda).ln_1p();
         let mut rng = chain_rng(3, 0);
         // single draws across the clip range and beyond (clipped), NaN (counted as 0)
-        for r in [-5.0, -1.0, -0.3, 0.0, 0.2, 0.9, 1.0, 7.0, f64::NAN, f64::INFINITY] {
+        for r in [
+            -5.0,
+            -1.0,
+            -0.3,
+            0.0,
+            0.2,
+            0.9,
+            1.0,
+            7.0,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
             for _ in 0..200 {
                 let t = k.minibatch_test(&[r], m, l, &mut rng);
-                assert!(t.log_ratio.abs() <= a * (1.0 + 1e-12), "{r}: {}", t.log_ratio);
+                assert!(
+                    t.log_ratio.abs() <= a * (1.0 + 1e-12),
+                    "{r}: {}",
+                    t.log_ratio
+                );
                 assert_eq!(t.half_sensitivity, a);
             }
         }
@@ -260,7 +279,10 @@ mod tests {
         }
         // binomial(20000, 1/6): sd 52.7; 5 sd
         let want = draws as f64 * k.lambda / (k.lambda + l);
-        assert!((kept as f64 - want).abs() < 5.0 * 52.7, "kept {kept}, want {want}");
+        assert!(
+            (kept as f64 - want).abs() < 5.0 * 52.7,
+            "kept {kept}, want {want}"
+        );
     }
 
     /// A proposal whose expected batch reaches the cap is rejected without reading the data

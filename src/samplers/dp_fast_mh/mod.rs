@@ -4,8 +4,8 @@
 
 mod kernel;
 
-pub use kernel::{DpFastMhKernel, DpFastMhState};
 pub(crate) use kernel::check_fast_mh;
+pub use kernel::{DpFastMhKernel, DpFastMhState};
 
 use serde::{Deserialize, Serialize};
 
@@ -266,7 +266,11 @@ pub(crate) fn auto_noise_multiplier(mu: f64, k: f64, n: f64, l: f64) -> f64 {
     }
     for _ in 0..60 {
         let mid = (lo * hi).sqrt();
-        if charge(mid) <= mu { hi = mid } else { lo = mid }
+        if charge(mid) <= mu {
+            hi = mid
+        } else {
+            lo = mid
+        }
     }
     hi
 }
@@ -317,7 +321,9 @@ impl Sampler for DpFastMh {
         let (lambda, cap) = public_batch(sigma, l);
         let sd = match &self.proposal_sd {
             StepSize::Scalar(s) => StepSize::Scalar(s * shrink),
-            StepSize::PerCoordinate(v) => StepSize::PerCoordinate(v.iter().map(|s| s * shrink).collect()),
+            StepSize::PerCoordinate(v) => {
+                StepSize::PerCoordinate(v.iter().map(|s| s * shrink).collect())
+            }
         };
         Ok(Box::new(
             self.clone()

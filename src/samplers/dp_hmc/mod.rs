@@ -5,13 +5,11 @@ use serde::{Deserialize, Serialize};
 
 use super::hmc::{HmcKernel, HmcNoise, thesis_integrator};
 use super::privacy::{
-    full_data_method, full_data_method_checked,
-    PrivacyCost, dp_run, full_data_accountant, full_data_label, gaussian_release,
+    PrivacyCost, dp_run, full_data_accountant, full_data_label, full_data_method,
+    full_data_method_checked, gaussian_release,
 };
 use super::registry::SamplerEntry;
-use super::sampler::{
-    AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics, 
-};
+use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, hmc_setters, run_setters};
 use crate::accounting::{Accountant, Method, PrivacyEvent, Releases};
 use crate::error::{Error, Result};
