@@ -3,7 +3,8 @@
 //! whole private pipeline runs (releases and posterior), and the rank of each θ_i among its
 //! posterior draws and whether the 50 % and 90 % intervals cover it are recorded.
 //!
-//! `cargo run --release --example calibration -- OUT [--quick] [--models logistic,poisson]` (or
+//! `cargo run --release --example calibration -- OUT [--quick] [--models logistic,poisson]
+//! [--designs uniform,survey,rare] [--n 10000] [--d 5] [--eps 1,8]` (or
 //! `bash scripts/calibration.sh`): one CSV row per (cell, replication, parameter) in `OUT/rows.csv`,
 //! appended as the cells finish (an interrupted run resumes after the last finished cell),
 //! progress on stderr; then `OUT/table.md` (coverage per cell) and `OUT/ranks.svg` (rank
@@ -38,7 +39,8 @@ const MAX_POISSON_MEAN: f64 = 12.0;
 #[derive(Clone, Copy)]
 struct Cell {
     model: &'static str,
-    /// `uniform` (covariates uniform on their declared [0, 1]) or `survey` (see [`covariate`]).
+    /// `uniform` (covariates uniform on their declared [0, 1]), `survey` (see [`covariate`]) or
+    /// `rare` (logistic only, see [`rare_covariate`]).
     design: &'static str,
     n: usize,
     d: usize,
@@ -108,11 +110,27 @@ fn covariate(i: usize, prev: f64, rng: &mut dp_mcmc::rng::ChainRng) -> ((f64, f6
     }
 }
 
+/// Covariate `i` (from 1) of the rare-outcome design (a credit-default table's shape: a few
+/// per cent of positive responses, decided mostly by one skewed covariate): the first is
+/// concentrated low in its declared box [0, 1] (0.3 ± 0.18, like a balance against its limit)
+/// with a strong effect (2.5 ± 0.5 on η per its sd), the others alternate binary indicators
+/// (prevalence 0.3) and uniform covariates on [0, 1] with N(0, 0.5²) effects. Its bounds, a
+/// draw, and its generating distribution's spread.
+fn rare_covariate(i: usize, rng: &mut dp_mcmc::rng::ChainRng) -> ((f64, f64), f64, f64) {
+    let z: f64 = StandardNormal.sample(rng);
+    match (i, i % 2) {
+        (1, _) => ((0.0, 1.0), (0.3 + 0.18 * z).clamp(0.0, 1.0), 0.18),
+        (_, 0) => ((0.0, 1.0), f64::from(rng.random::<f64>() < 0.3), 1.0),
+        _ => ((0.0, 1.0), rng.random::<f64>(), 1.0),
+    }
+}
+
 /// One simulated data set of `cell` and its generating θ (in the model's units).
 fn simulate(cell: &Cell, seed: u64) -> (GlmData, Vec<f64>) {
     let mut rng = chain_rng(seed, 0);
     let p = cell.p();
     let survey = cell.design == "survey";
+    let rare = cell.design == "rare";
     let normal = |rng: &mut dp_mcmc::rng::ChainRng| -> f64 { StandardNormal.sample(rng) };
     // rows first (the survey design's centres set the intercept's meaning)
     let (mut rows, mut bounds, mut spread) =
@@ -123,6 +141,8 @@ fn simulate(cell: &Cell, seed: u64) -> (GlmData, Vec<f64>) {
         for i in 1..p {
             let (b, x, s) = if survey {
                 covariate(i, prev, &mut rng)
+            } else if rare {
+                rare_covariate(i, &mut rng)
             } else {
                 ((0.0, 1.0), rng.random::<f64>(), 1.0)
             };
@@ -140,7 +160,13 @@ fn simulate(cell: &Cell, seed: u64) -> (GlmData, Vec<f64>) {
     // typical values (survey) or at 0 (uniform); Poisson: redrawn until the largest mean over
     // the rows is at most MAX_POISSON_MEAN
     let centre = |i: usize| {
-        if survey {
+        if rare {
+            // the strong covariate's centre, an indicator's prevalence, a uniform's mean
+            match (i, i % 2) {
+                (1, _) | (_, 0) => 0.3,
+                _ => 0.5,
+            }
+        } else if survey {
             [0.5, 0.2, 0.05, 0.01, 1999.5, 50.0, 50.0][(i - 1) % 7]
         } else {
             0.0
@@ -153,6 +179,13 @@ fn simulate(cell: &Cell, seed: u64) -> (GlmData, Vec<f64>) {
         }
         if cell.kind() == GlmKind::Poisson {
             beta[0] += 1.0;
+        }
+        if rare {
+            // a few per cent positive at the typical row, one strong covariate
+            beta[0] = -5.5 + 0.5 * normal(&mut rng);
+            if p > 1 {
+                beta[1] = (2.5 + 0.5 * normal(&mut rng)) / spread[0];
+            }
         }
         // shift the intercept so that η is beta[0] at the covariates' typical values
         beta[0] -= (1..p).map(|i| beta[i] * centre(i)).sum::<f64>();
@@ -258,26 +291,30 @@ fn main() {
         )
         .unwrap();
     }
-    let (ns, ds, epss): (&[usize], &[usize], &[f64]) = if quick {
-        (&[1_000, 10_000], &[2, 5], &[1.0, 4.0])
+    let (ns, ds, epss): (Vec<usize>, Vec<usize>, Vec<f64>) = if quick {
+        (vec![1_000, 10_000], vec![2, 5], vec![1.0, 4.0])
     } else {
         (
-            &[1_000, 10_000, 100_000],
-            &[2, 5, 10],
-            &[0.5, 1.0, 2.0, 4.0, 8.0],
+            vec![1_000, 10_000, 100_000],
+            vec![2, 5, 10],
+            vec![0.5, 1.0, 2.0, 4.0, 8.0],
         )
     };
+    // --n, --d, --eps a,b: only these values
+    let ns = list_arg(&args, "--n").unwrap_or(ns);
+    let ds = list_arg(&args, "--d").unwrap_or(ds);
+    let epss = list_arg(&args, "--eps").unwrap_or(epss);
     // --designs a,b: only these designs (default: both)
     let designs: Vec<String> = args
         .iter()
         .position(|a| a == "--designs")
         .and_then(|i| args.get(i + 1))
         .map_or_else(
-            || vec!["uniform".into(), "survey".into()],
+            || vec!["uniform".into(), "survey".into(), "rare".into()],
             |m| m.split(',').map(str::to_string).collect(),
         );
     let mut cells = Vec::new();
-    for design in ["uniform", "survey"] {
+    for design in ["uniform", "survey", "rare"] {
         if !designs.iter().any(|m| m == design) {
             continue;
         }
@@ -285,15 +322,16 @@ fn main() {
             if !models.iter().any(|m| m == model) {
                 continue;
             }
-            for &n in ns {
-                for &d in ds {
+            for &n in &ns {
+                for &d in &ds {
                     // a Gaussian mean has d = 2; the survey design needs its covariates
                     if (model == "gaussian-mean" && d != 2)
                         || (design == "survey" && model != "gaussian-mean" && d < 5)
+                        || (design == "rare" && model != "logistic")
                     {
                         continue;
                     }
-                    for &eps in epss {
+                    for &eps in &epss {
                         cells.push(Cell {
                             model,
                             design,
@@ -383,6 +421,20 @@ fn main() {
         );
     }
     summarise(&out);
+}
+
+/// The comma-separated values after `flag`, if given.
+fn list_arg<T: std::str::FromStr>(args: &[String], flag: &str) -> Option<Vec<T>> {
+    let i = args.iter().position(|a| a == flag)?;
+    let list = args.get(i + 1)?;
+    Some(
+        list.split(',')
+            .map(|v| {
+                v.parse()
+                    .unwrap_or_else(|_| panic!("{flag}: cannot read {v:?}"))
+            })
+            .collect(),
+    )
 }
 
 /// `table.md` and `ranks.svg` from `rows.csv`.

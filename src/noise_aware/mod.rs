@@ -61,7 +61,7 @@ mod sensitivity;
 
 use std::time::{Duration, Instant};
 
-use nalgebra::DMatrix;
+use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 
 pub use coordinates::{AUTOSCALED_LOG_SIGMA, AUTOSCALED_SD, Coordinates, Prior, PriorReport};
@@ -584,6 +584,7 @@ fn variance_shares(
         .flat_map(|c| c.draws.chunks_exact(d))
         .collect();
     let n = all.len() as f64;
+    let pulls = prior_pulls(&all, labels.prior.as_ref());
     (0..d)
         .map(|i| {
             let mean = all.iter().map(|r| r[i]).sum::<f64>() / n;
@@ -599,9 +600,37 @@ fn variance_shares(
                 parameter: labels.names[i].clone(),
                 noise: clamp(1.0 - c0[(i, i)] / var),
                 prior: clamp(1.0 - c0[(i, i)] / h_inv[(i, i)]),
+                prior_pull: pulls.as_ref().map(|p| p[i]),
             }
         })
         .collect()
+}
+
+/// Per parameter, how far the prior moves the posterior mean in posterior sds
+/// ([`VarianceShare::prior_pull`]), from the draws and the prior (model units); `None` when
+/// the prior is not Gaussian or the draws' precision does not exceed it.
+fn prior_pulls(all: &[&[f64]], prior: Option<&PriorReport>) -> Option<Vec<f64>> {
+    let prior = prior?;
+    let d = prior.mean.len();
+    let n = all.len() as f64;
+    if n < 2.0 || all.iter().any(|r| r.len() != d) {
+        return None;
+    }
+    let mean = DVector::from_fn(d, |i, _| all.iter().map(|r| r[i]).sum::<f64>() / n);
+    let mut cov = DMatrix::<f64>::zeros(d, d);
+    for r in all {
+        let x = DVector::from_fn(d, |i, _| r[i] - mean[i]);
+        cov += &x * x.transpose();
+    }
+    cov /= n - 1.0;
+    let p = cov.clone().cholesky()?.inverse();
+    let q = DMatrix::from_fn(d, d, |i, j| prior.cov[i][j])
+        .cholesky()?
+        .inverse();
+    let m0 = DVector::from_column_slice(&prior.mean);
+    let shift = (&p - &q).cholesky()?.solve(&(&q * (m0 - &mean)));
+    let pulls: Vec<f64> = (0..d).map(|i| shift[i] / cov[(i, i)].sqrt()).collect();
+    pulls.iter().all(|v| v.is_finite()).then_some(pulls)
 }
 
 /// What the private part of a fit produced.
@@ -729,3 +758,61 @@ struct Labels<'a> {
 /// Rounds of a library model's Newton path pooled in its likelihood (the last two: the first
 /// rounds may be far from the mode, and no declared bounds tell how far).
 pub const MODEL_POOLED: usize = 2;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_distr::{Distribution, StandardNormal};
+
+    /// A Gaussian prior of the model's units, for [`prior_pulls`].
+    fn prior_report(mean: Vec<f64>, cov: Vec<Vec<f64>>) -> PriorReport {
+        PriorReport {
+            declared: Prior::Original { sd: 1.0 },
+            description: String::new(),
+            mean,
+            cov,
+        }
+    }
+
+    /// Prior `N(m₀, S₀)` times a Gaussian likelihood `N(m_L, L⁻¹)` is `N(μ, Σ)` with
+    /// `Σ = (S₀⁻¹ + L)⁻¹`, `μ = Σ(S₀⁻¹m₀ + L m_L)`: the prior moves the mean by `μ − m_L`, and
+    /// `prior_pulls` reads that back from draws of `N(μ, Σ)` alone. 200 000 draws: the pulls'
+    /// Monte Carlo error is below 0.01 sds, the tolerance 0.03.
+    #[test]
+    fn prior_pull_is_the_shift_the_prior_gives_a_gaussian_posterior() {
+        let s0 = DMatrix::from_row_slice(2, 2, &[4.0, 1.0, 1.0, 2.0]);
+        let m0 = DVector::from_vec(vec![0.5, -1.0]);
+        let l = DMatrix::from_row_slice(2, 2, &[3.0, -1.0, -1.0, 1.5]);
+        let m_l = DVector::from_vec(vec![3.0, 2.0]);
+        let s0_inv = s0.clone().try_inverse().unwrap();
+        let sigma = (&s0_inv + &l).try_inverse().unwrap();
+        let mu = &sigma * (&s0_inv * &m0 + &l * &m_l);
+        let chol = sigma.clone().cholesky().unwrap().l();
+        let mut rng = chain_rng(11, 0);
+        let draws: Vec<Vec<f64>> = (0..200_000)
+            .map(|_| {
+                let z = DVector::from_fn(2, |_, _| StandardNormal.sample(&mut rng));
+                (&mu + &chol * z).as_slice().to_vec()
+            })
+            .collect();
+        let all: Vec<&[f64]> = draws.iter().map(Vec::as_slice).collect();
+        let prior = prior_report(m0.as_slice().to_vec(), vec![vec![4.0, 1.0], vec![1.0, 2.0]]);
+        let pulls = prior_pulls(&all, Some(&prior)).unwrap();
+        for i in 0..2 {
+            let want = (mu[i] - m_l[i]) / sigma[(i, i)].sqrt();
+            assert!(
+                (pulls[i] - want).abs() < 0.03,
+                "{i}: {} vs {want}",
+                pulls[i]
+            );
+        }
+        // a prior far wider than the likelihood barely moves the mean
+        let wide = prior_report(vec![0.0, 0.0], vec![vec![1e8, 0.0], vec![0.0, 1e8]]);
+        let pulls = prior_pulls(&all, Some(&wide)).unwrap();
+        assert!(pulls.iter().all(|p| p.abs() < 1e-3), "{pulls:?}");
+        // no Gaussian prior (a library model), or draws no more precise than the prior: none
+        assert!(prior_pulls(&all, None).is_none());
+        let tight = prior_report(vec![0.0, 0.0], vec![vec![1e-4, 0.0], vec![0.0, 1e-4]]);
+        assert!(prior_pulls(&all, Some(&tight)).is_none());
+    }
+}

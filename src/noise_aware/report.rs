@@ -45,7 +45,21 @@ pub struct VarianceShare {
     /// Share of the noise-free posterior variance that the prior's precision accounts for:
     /// 0 where the data decide, near 1 where the prior does.
     pub prior: f64,
+    /// How far the prior moves the posterior mean, in posterior sds (signed, in the
+    /// parameter's direction): `(P − Q)⁻¹Q(m₀ − μ)` with `μ`, `P⁻¹` the draws' mean and
+    /// covariance and `m₀`, `Q` the prior's mean and precision, the Gaussian reading of
+    /// "posterior = prior × likelihood". Under DP noise the likelihood is weaker than the
+    /// data's, so the prior pulls harder than it would without noise (the noise-free
+    /// [`prior`](Self::prior) share does not show it). `None` when the prior is not Gaussian
+    /// (a library model) or the draws' precision does not exceed the prior's.
+    #[serde(default)]
+    pub prior_pull: Option<f64>,
 }
+
+/// A prior that moves a posterior mean by more than this many posterior sds is warned about
+/// (a 90 % interval moved by half an sd covers a point at its former centre ± 1.645 sds about
+/// 85 % as often as before).
+pub const PULL_WARNING: f64 = 0.5;
 
 /// What a noise-aware fit released and how its posterior was sampled
 /// ([`NoiseAwareFit::report`](crate::samplers::Fit::report)).
@@ -184,6 +198,21 @@ impl NoiseAwareReport {
                  noise-free variance): the data say little about them",
                 prior.join(", "),
                 100.0 * MOSTLY
+            ));
+        }
+        let pulled: Vec<String> = self
+            .variance_shares
+            .iter()
+            .filter(|s| s.prior_pull.is_some_and(|p| p.abs() > PULL_WARNING))
+            .map(|s| format!("{} ({:+.1} sds)", s.parameter, s.prior_pull.unwrap_or(0.0)))
+            .collect();
+        if !pulled.is_empty() {
+            out.push(format!(
+                "the prior moves the estimates of {} toward its mean by over {PULL_WARNING} \
+                 posterior sds: with the DP noise the likelihood is weak there and the reported \
+                 `prior` shapes the answer; if that prior is not your belief, declare a wider \
+                 one (--prior-sd), or raise --epsilon or narrow --bounds",
+                pulled.join(", ")
             ));
         }
         out
