@@ -9,13 +9,13 @@ pub(crate) use kernel::check_penalty;
 use serde::{Deserialize, Serialize};
 
 use super::privacy::{
-    full_data_method, full_data_method_checked,
-    PrivacyCost, dp_run, full_data_accountant, full_data_label, gaussian_release,
+    PrivacyCost, dp_run, full_data_accountant, full_data_label, full_data_method,
+    full_data_method_checked, gaussian_release,
 };
 use super::proposal::{ProposalKind, StepSize};
 use super::registry::SamplerEntry;
 use super::sampler::{
-    AutoInputs, DerivedSettings, Sampler, field_setters, per_coordinate, sampler_basics, 
+    AutoInputs, DerivedSettings, Sampler, field_setters, per_coordinate, sampler_basics,
 };
 use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::{Accountant, Method, Releases};
@@ -182,7 +182,9 @@ impl Sampler for DpPenalty {
             } else {
                 per_coordinate(s, d)
             };
-            return Ok(Box::new(DpPenalty::builder().tau(tau).proposal_sd(sd).clip_bound(b)));
+            return Ok(Box::new(
+                DpPenalty::builder().tau(tau).proposal_sd(sd).clip_bound(b),
+            ));
         }
         let (tau, s, b) = match experiment {
             EasyBanana2d => (0.1, 0.008, 1.8),

@@ -3,14 +3,12 @@
 
 mod kernel;
 
-pub use kernel::{DpSgldKernel, DpSgldState};
 pub(crate) use kernel::check_gradients;
+pub use kernel::{DpSgldKernel, DpSgldState};
 
 use serde::{Deserialize, Serialize};
 
-use super::poisson_batch::{
-    check_gradient_settings, gradient_method_checked,
-};
+use super::poisson_batch::{check_gradient_settings, gradient_method_checked};
 use super::privacy::dp_run;
 use super::registry::SamplerEntry;
 use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
@@ -210,7 +208,6 @@ macro_rules! gradient_privacy_cost {
     };
 }
 pub(crate) use gradient_privacy_cost;
-
 
 gradient_setters!(DpSgld);
 

@@ -119,8 +119,7 @@ impl Kernel for DpSgnhtKernel {
         let thermostat = s.thermostat + h * (sq / d - 1.0);
         let moved = !info.failed
             && thermostat.is_finite()
-            && s
-                .theta
+            && s.theta
                 .iter()
                 .zip(&s.next_momentum)
                 .all(|(th, p)| (th + h * p).is_finite());

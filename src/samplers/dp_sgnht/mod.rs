@@ -8,13 +8,10 @@ pub use kernel::{DpSgnhtKernel, DpSgnhtState};
 use serde::{Deserialize, Serialize};
 
 use super::dp_sgld::{
-    AUTO_ITERATIONS, DEFAULT_MAX_ITERATIONS, check_gradients, check_tempering, gradient_privacy_cost,
-    ThesisScale, gradient_setters, one,
-    public_step,
+    AUTO_ITERATIONS, DEFAULT_MAX_ITERATIONS, ThesisScale, check_gradients, check_tempering,
+    gradient_privacy_cost, gradient_setters, one, public_step,
 };
-use super::poisson_batch::{
-    check_gradient_settings, gradient_method_checked,
-};
+use super::poisson_batch::{check_gradient_settings, gradient_method_checked};
 use super::privacy::dp_run;
 use super::registry::SamplerEntry;
 use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
