@@ -583,12 +583,11 @@ fn variance_shares(
         .iter()
         .flat_map(|c| c.draws.chunks_exact(d))
         .collect();
-    let n = all.len() as f64;
-    let pulls = prior_pulls(&all, labels.prior.as_ref());
+    let (mean, cov) = moments(&all, d);
+    let pulls = prior_pulls(&mean, &cov, labels.prior.as_ref());
     (0..d)
         .map(|i| {
-            let mean = all.iter().map(|r| r[i]).sum::<f64>() / n;
-            let var = all.iter().map(|r| (r[i] - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            let var = cov[(i, i)];
             let clamp = |v: f64| {
                 if v.is_finite() {
                     v.clamp(0.0, 1.0)
@@ -606,29 +605,37 @@ fn variance_shares(
         .collect()
 }
 
-/// Per parameter, how far the prior moves the posterior mean in posterior sds
-/// ([`VarianceShare::prior_pull`]), from the draws and the prior (model units); `None` when
-/// the prior is not Gaussian or the draws' precision does not exceed it.
-fn prior_pulls(all: &[&[f64]], prior: Option<&PriorReport>) -> Option<Vec<f64>> {
-    let prior = prior?;
-    let d = prior.mean.len();
+/// The mean and the sample covariance (divisor `n − 1`) of draws of length `d`.
+fn moments(all: &[&[f64]], d: usize) -> (DVector<f64>, DMatrix<f64>) {
     let n = all.len() as f64;
-    if n < 2.0 || all.iter().any(|r| r.len() != d) {
-        return None;
-    }
     let mean = DVector::from_fn(d, |i, _| all.iter().map(|r| r[i]).sum::<f64>() / n);
     let mut cov = DMatrix::<f64>::zeros(d, d);
     for r in all {
         let x = DVector::from_fn(d, |i, _| r[i] - mean[i]);
         cov += &x * x.transpose();
     }
-    cov /= n - 1.0;
+    (mean, cov / (n - 1.0))
+}
+
+/// Per parameter, how far the prior moves the posterior mean in posterior sds
+/// ([`VarianceShare::prior_pull`]), from the draws' mean and covariance and the prior (model
+/// units); `None` when the prior is not Gaussian or the draws' precision does not exceed it.
+fn prior_pulls(
+    mean: &DVector<f64>,
+    cov: &DMatrix<f64>,
+    prior: Option<&PriorReport>,
+) -> Option<Vec<f64>> {
+    let prior = prior?;
+    let d = mean.len();
+    if prior.mean.len() != d {
+        return None;
+    }
     let p = cov.clone().cholesky()?.inverse();
     let q = DMatrix::from_fn(d, d, |i, j| prior.cov[i][j])
         .cholesky()?
         .inverse();
     let m0 = DVector::from_column_slice(&prior.mean);
-    let shift = (&p - &q).cholesky()?.solve(&(&q * (m0 - &mean)));
+    let shift = (&p - &q).cholesky()?.solve(&(&q * (m0 - mean)));
     let pulls: Vec<f64> = (0..d).map(|i| shift[i] / cov[(i, i)].sqrt()).collect();
     pulls.iter().all(|v| v.is_finite()).then_some(pulls)
 }
@@ -796,8 +803,10 @@ mod tests {
             })
             .collect();
         let all: Vec<&[f64]> = draws.iter().map(Vec::as_slice).collect();
+        let (mean, cov) = moments(&all, 2);
+        let pulls_of = |prior: Option<&PriorReport>| prior_pulls(&mean, &cov, prior);
         let prior = prior_report(m0.as_slice().to_vec(), vec![vec![4.0, 1.0], vec![1.0, 2.0]]);
-        let pulls = prior_pulls(&all, Some(&prior)).unwrap();
+        let pulls = pulls_of(Some(&prior)).unwrap();
         for i in 0..2 {
             let want = (mu[i] - m_l[i]) / sigma[(i, i)].sqrt();
             assert!(
@@ -808,11 +817,11 @@ mod tests {
         }
         // a prior far wider than the likelihood barely moves the mean
         let wide = prior_report(vec![0.0, 0.0], vec![vec![1e8, 0.0], vec![0.0, 1e8]]);
-        let pulls = prior_pulls(&all, Some(&wide)).unwrap();
+        let pulls = pulls_of(Some(&wide)).unwrap();
         assert!(pulls.iter().all(|p| p.abs() < 1e-3), "{pulls:?}");
         // no Gaussian prior (a library model), or draws no more precise than the prior: none
-        assert!(prior_pulls(&all, None).is_none());
+        assert!(pulls_of(None).is_none());
         let tight = prior_report(vec![0.0, 0.0], vec![vec![1e-4, 0.0], vec![0.0, 1e-4]]);
-        assert!(prior_pulls(&all, Some(&tight)).is_none());
+        assert!(pulls_of(Some(&tight)).is_none());
     }
 }

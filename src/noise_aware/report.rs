@@ -203,8 +203,10 @@ impl NoiseAwareReport {
         let pulled: Vec<String> = self
             .variance_shares
             .iter()
-            .filter(|s| s.prior_pull.is_some_and(|p| p.abs() > PULL_WARNING))
-            .map(|s| format!("{} ({:+.1} sds)", s.parameter, s.prior_pull.unwrap_or(0.0)))
+            .filter_map(|s| {
+                let pull = s.prior_pull.filter(|p| p.abs() > PULL_WARNING)?;
+                Some(format!("{} ({pull:+.1} sds)", s.parameter))
+            })
             .collect();
         if !pulled.is_empty() {
             out.push(format!(
