@@ -426,8 +426,9 @@ impl GlmData {
         t
     }
 
-    /// The range of `vᵀβ` over the covariate box.
-    fn eta_range(&self, beta: &[f64]) -> (f64, f64) {
+    /// The range of `vᵀβ` over the covariate box (`β` beyond the covariates, a linear model's
+    /// `ln σ`, ignored).
+    pub(super) fn eta_range(&self, beta: &[f64]) -> (f64, f64) {
         let mut range = (0.0, 0.0);
         for ((&b, &lo), &hi) in beta.iter().zip(&self.lo).zip(&self.hi) {
             let (a, c) = (b * lo, b * hi);

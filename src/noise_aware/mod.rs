@@ -270,7 +270,9 @@ impl NoiseAware {
                 let path = releases::newton_path(data, mu_total, &plan, &mut rng)?;
                 let pooled = match self.pooled {
                     Some(k) => posterior::pooled_rounds(&path.rounds, k),
-                    None => releases::pooled_rounds(&path, &plan, pooled_round_count(data.kind)),
+                    None => {
+                        releases::pooled_rounds(data, &path, &plan, pooled_round_count(data.kind))
+                    }
                 };
                 Fitted::laplace(path, pooled, &data.prior)?
             };

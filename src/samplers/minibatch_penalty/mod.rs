@@ -18,8 +18,8 @@ use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::fourier::{FourierAccountant, FourierRelation};
 use crate::accounting::special::floor_pessimistic;
 use crate::accounting::{
-    CERTIFIED_PLD_LABEL,    Accountant, CertifiedPld, Fourier, Method, PrivacyEvent, Rdp, Releases, WorBound,
-    integer_orders,
+    Accountant, CERTIFIED_PLD_LABEL, CertifiedPld, Fourier, Method, PrivacyEvent, Rdp, Releases,
+    WorBound, integer_orders,
 };
 use crate::error::{Error, Result};
 use crate::models::{Experiment, Model};
@@ -265,7 +265,6 @@ fn unsupported_accountant(m: Method) -> Error {
         "minibatch-penalty supports --accountant fourier (thesis), rdp (Theorem 8) or pld (certified)",
     )
 }
-
 
 /// The minibatch penalty's RDP accountant: integer orders 2..=199, as the thesis code scans.
 pub(crate) fn minibatch_rdp(bound: WorBound) -> Result<Rdp> {

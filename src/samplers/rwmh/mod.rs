@@ -7,11 +7,11 @@ pub use kernel::RwmhKernel;
 
 use serde::{Deserialize, Serialize};
 
+use super::dp_penalty::DpPenalty;
 use super::driver::finish;
 use super::proposal::{ClipDistance, StepSize};
 use super::registry::SamplerEntry;
 use super::run::Run;
-use super::dp_penalty::DpPenalty;
 use super::sampler::{Sampler, field_setters, per_coordinate, sampler_basics};
 use super::settings::RunSetters;
 use super::settings::{RunSettings, clipped_baseline_setters, run_setters};
