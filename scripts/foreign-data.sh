@@ -4,7 +4,7 @@
 # prior and the one-release floor (scripts/foreign_data.py says what is measured). Run by hand:
 # never in `cargo test` or CI. Needs network (pip) on the first run; later runs reuse OUT.
 #
-#   bash scripts/foreign-data.sh [OUT] [--quick] [--runs R] [--bin PATH]
+#   bash scripts/foreign-data.sh [OUT] [--quick] [--runs R] [--tables T,...] [--bin PATH]
 #
 #   OUT        work folder (default $HOME/.cache/dp-mcmc-foreign, outside the repository):
 #              OUT/venv (numpy, scipy pinned), OUT/dl (the ISLP wheel), OUT/islp and
@@ -12,6 +12,7 @@
 #              OUT/results.json. The table is copied into the docs by hand.
 #   --quick    ε = 8 only, 2 runs per table (default: ε ∈ {1, 8}, 5 runs)
 #   --runs R   runs per (table, ε)
+#   --tables T comma-separated tables to run (default: all; names in foreign_data.py, TABLES)
 #   --bin PATH the dp-mcmc binary (default ${CARGO_TARGET_DIR:-$HOME/.cache/dp-mcmc-target}/
 #              release/dp-mcmc); it is never built here.
 set -euo pipefail
@@ -21,11 +22,12 @@ NUMPY=numpy==2.1.3
 SCIPY=scipy==1.14.1
 ISLP=ISLP==0.6.0
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 
 out=""
 quick=()
 runs=()
+tables=()
 bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,6 +35,9 @@ while [ $# -gt 0 ]; do
     --runs)
       [ $# -ge 2 ] || { echo "--runs needs a number" >&2; exit 2; }
       runs=(--runs "$2"); shift ;;
+    --tables)
+      [ $# -ge 2 ] || { echo "--tables needs a list" >&2; exit 2; }
+      tables=(--tables "$2"); shift ;;
     --bin)
       [ $# -ge 2 ] || { echo "--bin needs a path" >&2; exit 2; }
       bin="$2"; shift ;;
@@ -76,4 +81,4 @@ fi
 wheel="$(ls "$out"/dl/[Ii][Ss][Ll][Pp]-0.6.0-*.whl | head -n 1)"
 
 exec "$py" "$here/foreign_data.py" --out "$out" --bin "$bin" --wheel "$wheel" \
-  "${quick[@]}" "${runs[@]}"
+  "${quick[@]}" "${runs[@]}" "${tables[@]}"

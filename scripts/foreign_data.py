@@ -920,7 +920,13 @@ def main():
     ap.add_argument("--wheel", type=Path, required=True, help="the ISLP wheel (a zip)")
     ap.add_argument("--quick", action="store_true", help="ε = 8 only, 2 runs")
     ap.add_argument("--runs", type=int, default=None)
+    ap.add_argument("--tables", default=None, help="comma-separated table names (default: all)")
     args = ap.parse_args()
+    known = [t["name"] for t in TABLES]
+    chosen = known if args.tables is None else args.tables.split(",")
+    unknown = [t for t in chosen if t not in known]
+    if unknown:
+        ap.error(f"unknown table(s) {', '.join(unknown)}; choose among {', '.join(known)}")
     epsilons = QUICK_EPSILONS if args.quick else EPSILONS
     runs = args.runs or (QUICK_RUNS if args.quick else RUNS)
     if runs < 1:
@@ -929,11 +935,12 @@ def main():
     version = cli_version(args.bin)
     overwrite = accepts_overwrite(args.bin)
     log(f"{version} at {args.bin}; --overwrite {'supported' if overwrite else 'not supported'}")
-    raw = extract_islp(args.wheel, out / "islp", [t["source"] for t in TABLES])
+    tables = [t for t in TABLES if t["name"] in chosen]
+    raw = extract_islp(args.wheel, out / "islp", [t["source"] for t in tables])
 
     t_start = time.perf_counter()
     cells, refs, all_runs = [], {}, []
-    for table in TABLES:
+    for table in tables:
         name = table["name"]
         X, y, csv_path = prepare_table(table, raw[table["source"]], out / "tables")
         names = param_names(table)
