@@ -103,6 +103,19 @@ pub enum FitDetails {
     DpMcmc(Box<AutoReport>),
 }
 
+/// The warning for a δ of at least `1/n`: (ε, δ) then allows a release that publishes a
+/// random row whole (with probability δ per row), so the guarantee says little. Convention
+/// (OpenDP, dp_accounting's examples): δ well below `1/n`, e.g. `1e-6` or `0.1/n`.
+fn large_delta_warning(delta: f64, n: usize) -> Option<String> {
+    (n > 0 && delta * n as f64 >= 1.0).then(|| {
+        format!(
+            "--delta {delta} is at least 1/n = {:.2e} (n = {n} rows): a guarantee this weak \
+             allows publishing a row whole; choose --delta well below 1/n (e.g. 1e-6)",
+            1.0 / n as f64
+        )
+    })
+}
+
 /// A finished fit of a table (see the [module docs](self)).
 #[derive(Clone, Debug)]
 pub struct TableFitResult {
@@ -202,10 +215,16 @@ impl TableFit {
     /// noise-aware method without the bounds it needs; a failing release or sampler.
     pub fn run(&self, df: &DataFrame) -> Result<TableFitResult> {
         self.spec.validate()?;
-        match self.chosen_method() {
-            InferenceMethod::DpMcmc => self.dp_mcmc(df),
-            _ => self.noise_aware(df),
+        let mut result = match self.chosen_method() {
+            InferenceMethod::DpMcmc => self.dp_mcmc(df)?,
+            _ => self.noise_aware(df)?,
+        };
+        if let Ok(Some((_, delta))) = self.run.privacy_budget() {
+            result
+                .warnings
+                .extend(large_delta_warning(delta, df.height()));
         }
+        Ok(result)
     }
 
     fn noise_aware(&self, df: &DataFrame) -> Result<TableFitResult> {

@@ -188,6 +188,14 @@ fn fit_writes_draws_summary_and_ledger_from_csv_and_parquet() {
     assert_eq!(code, 0, "{stderr}");
     let json: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
     check_outputs(&json, &out);
+    let delta_warned = |json: &Value| {
+        json["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("below 1/n"))
+    };
+    assert!(!delta_warned(&json), "δ = 1e-6 at n = {N}: {json}");
     // a short summary for a person on stderr: the method, converged, a row per parameter
     assert!(
         stderr.contains("converged") && stderr.contains("x2") && stderr.contains("R-hat"),
@@ -224,6 +232,18 @@ fn fit_writes_draws_summary_and_ledger_from_csv_and_parquet() {
     assert_eq!(code, 0, "{stderr}");
     let json: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
     check_outputs(&json, &out);
+
+    // a δ of at least 1/n is accepted (it is the user's choice) but warned about, in the
+    // record and on stderr
+    let out = dir.join("out-large-delta");
+    let mut args = flags(pq.to_str().unwrap(), out.to_str().unwrap());
+    let at = args.iter().position(|a| *a == "--delta").unwrap();
+    args[at + 1] = "0.001";
+    let (code, stdout, stderr) = fit(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
+    assert!(delta_warned(&json), "δ = 0.001 ≥ 1/{N}: {json}");
+    assert!(stderr.contains("--delta 0.001"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -70,7 +70,8 @@ pub struct FitArgs {
     /// Privacy budget ε of the whole analysis (initialisation, warm-up, sampling, all chains).
     #[arg(long, allow_hyphen_values = true)]
     epsilon: f64,
-    /// Privacy budget δ of the whole analysis.
+    /// Privacy budget δ of the whole analysis: well below 1/n (e.g. 1e-6); a δ of at least 1/n
+    /// is warned about (it allows publishing a row whole).
     #[arg(long, allow_hyphen_values = true)]
     delta: f64,
     /// auto (the noise-aware method; without the --bounds it needs, an error naming them:
