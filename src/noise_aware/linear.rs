@@ -82,10 +82,23 @@ pub struct SufficientRelease {
     pub noise_multipliers: [Option<f64>; 3],
 }
 
-/// The substitution sensitivities of `svec(XᵀX)`, `A Xᵀy` and `yᵀy` over the declared box
-/// (internal coordinates): `√(2 max‖x‖⁴ − 2 max(0, min xᵀx')²)`, `2 max‖Ax‖ max|y|` (over the
-/// allowed polytope) and `max y² − min y²`, each rounded up.
-pub(crate) fn sufficient_sensitivities(data: &GlmData, a: &DMatrix<f64>) -> [f64; 3] {
+/// Rounding up of a computed sensitivity.
+const ROUND_UP: f64 = 1.0 + 1e-12;
+
+/// The extremes of `y²` over the declared response range (internal coordinates).
+fn y_squared_range(data: &GlmData) -> (f64, f64) {
+    let (yl, yh) = (data.y_lo, data.y_hi);
+    let y_min = if yl <= 0.0 && yh >= 0.0 {
+        0.0
+    } else {
+        (yl * yl).min(yh * yh)
+    };
+    (y_min, (yl * yl).max(yh * yh))
+}
+
+/// The substitution sensitivities of `svec(XᵀX)` and `yᵀy` over the declared box (internal
+/// coordinates): `√(2 max‖x‖⁴ − 2 max(0, min xᵀx')²)` and `max y² − min y²`, rounded up.
+pub(crate) fn moment_sensitivities(data: &GlmData) -> [f64; 2] {
     let (mut big, mut small) = (0.0, 0.0);
     for a in 0..data.p {
         let (l, h) = (data.lo[a], data.hi[a]);
@@ -93,19 +106,18 @@ pub(crate) fn sufficient_sensitivities(data: &GlmData, a: &DMatrix<f64>) -> [f64
         small += (l * h).min(l * l).min(h * h);
     }
     let small: f64 = f64::max(small, 0.0);
-    let (yl, yh) = (data.y_lo, data.y_hi);
-    let y_max = (yl * yl).max(yh * yh);
-    let y_min = if yl <= 0.0 && yh >= 0.0 {
-        0.0
-    } else {
-        (yl * yl).min(yh * yh)
-    };
-    let up = 1.0 + 1e-12;
+    let (y_min, y_max) = y_squared_range(data);
     [
-        (2.0 * big * big - 2.0 * small * small).max(0.0).sqrt() * up,
-        2.0 * data.max_shaped_norm(a) * y_max.sqrt() * up,
-        (y_max - y_min) * up,
+        (2.0 * big * big - 2.0 * small * small).max(0.0).sqrt() * ROUND_UP,
+        (y_max - y_min) * ROUND_UP,
     ]
+}
+
+/// The substitution sensitivity of `A Xᵀy` over the declared box (internal coordinates):
+/// `2 max‖Ax‖ max|y|`, the maximum over the allowed polytope, rounded up.
+pub(crate) fn xty_sensitivity(data: &GlmData, a: &DMatrix<f64>) -> f64 {
+    let (_, y_max) = y_squared_range(data);
+    2.0 * data.max_shaped_norm(a) * y_max.sqrt() * ROUND_UP
 }
 
 /// The noise multipliers of the three releases for a total Gaussian `mu` split by `shares`
@@ -170,7 +182,7 @@ pub fn release_sufficient(
     h.fill_lower_triangle_with_upper_triangle();
     let constant = |a: usize| data.lo[a] == data.hi[a];
     let n = data.n_rows() as f64;
-    let [d_h, _, d_v] = sufficient_sensitivities(data, &DMatrix::identity(p, p));
+    let [d_h, d_v] = moment_sensitivities(data);
     let d_v = checked_sensitivity("noise-aware yᵀy release", d_v)?;
     if z[0].is_finite() {
         checked_sensitivity("noise-aware XᵀX release", d_h)?;
@@ -210,10 +222,7 @@ pub fn release_sufficient(
     }
     // the shape of Xᵀy from the released XᵀX (post-processing)
     let shape = xty_shape(&unsvec(&xtx, p), sd_h);
-    let d_u = checked_sensitivity(
-        "noise-aware Xᵀy release",
-        sufficient_sensitivities(data, &shape)[1],
-    )?;
+    let d_u = checked_sensitivity("noise-aware Xᵀy release", xty_sensitivity(data, &shape))?;
     let (sd_u, sd_v) = (d_u * z[1], d_v * z[2]);
     let u: Vec<f64> = (&shape * DVector::from_vec(u))
         .iter()
@@ -411,7 +420,9 @@ impl LinearPosterior {
     /// A proposal of `u` from the release's Gaussian `N(A⁻¹ũ, t_u²A⁻²)`.
     fn propose_u(&self, rng: &mut ChainRng) -> DVector<f64> {
         let xi = DVector::from_fn(self.p, |_, _| self.t_u * normal(rng));
-        &self.u_obs + &self.u_noise * xi
+        let mut u = self.u_obs.clone();
+        u.gemv(1.0, &self.u_noise, &xi, 1.0);
+        u
     }
 
     /// The `(H, u)` part of the log density (see [`Parts`]); `None` if not finite.
@@ -747,7 +758,8 @@ mod tests {
             DMatrix::identity(2, 2),
             DMatrix::from_row_slice(2, 2, &[0.7, 0.2, 0.2, 1.3]),
         ] {
-            let got = sufficient_sensitivities(&data, &shape);
+            let [d_h, d_v] = moment_sensitivities(&data);
+            let got = [d_h, xty_sensitivity(&data, &shape), d_v];
             // internal coordinates: x centred at ½ and divided by ½, y ∈ [−2, 2] divided by 2
             // (the grid's y is already)
             let moved = |a: (f64, f64), b: (f64, f64)| {
