@@ -47,7 +47,7 @@ pub use certified::engine::Interval;
 pub use event::PrivacyEvent;
 pub use fourier::Fourier;
 pub use method::{CERTIFIED_PLD_LABEL, Method, ZCDP_CKS20_LABEL};
-pub use pld::{Pld, gaussian_mu, pld_delta, pld_epsilon};
+pub use pld::{Pld, gaussian_budget, gaussian_mu, pld_delta, pld_epsilon};
 pub use rdp::{
     MAX_RDP_ORDER, Rdp, RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp,
     integer_orders, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,

@@ -62,9 +62,9 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::samplers::DerivedSettings;
 pub use init::InitialPoint;
-pub use split::{BudgetSplit, gaussian_budget};
+pub use split::BudgetSplit;
 
-use crate::accounting::PrivacyEvent;
+use crate::accounting::{PrivacyEvent, gaussian_budget};
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::chain_rng;
@@ -86,12 +86,6 @@ pub fn default_sampler<M: Model + ?Sized>(model: &M) -> SamplerKind {
     }
 }
 
-/// The samplers an `auto` run can derive: the private samplers of the registry, by their
-/// family key (a variant such as `dp-penalty-gwmh` is tuned by hand).
-pub fn auto_samplers() -> impl Iterator<Item = SamplerKind> {
-    SamplerKind::all().filter(|k| k.is_private() && k.build().key() == k.key())
-}
-
 /// The sampler `name` of an `auto` run.
 ///
 /// # Errors
@@ -99,14 +93,16 @@ pub fn auto_samplers() -> impl Iterator<Item = SamplerKind> {
 /// one).
 pub fn auto_sampler(name: &str) -> Result<SamplerKind> {
     let kind: SamplerKind = name.parse()?;
-    if auto_samplers().any(|k| k == kind) {
+    if SamplerKind::auto_capable().any(|k| k == kind) {
         return Ok(kind);
     }
-    let keys: Vec<&str> = auto_samplers().map(SamplerKind::key).collect();
     Err(Error::invalid(
         "algorithm",
         name,
-        format!("auto runs {}", keys.join(", ")),
+        format!(
+            "auto runs {}",
+            SamplerKind::keys(SamplerKind::auto_capable())
+        ),
     ))
 }
 
@@ -151,7 +147,7 @@ impl std::fmt::Display for Fit<AutoReport> {
 pub struct AutoReport {
     /// The sampler.
     pub algorithm: SamplerKind,
-    /// The total Gaussian `μ` the budget allows ([`gaussian_budget`]).
+    /// The total Gaussian `μ` the budget allows ([`gaussian_budget`](crate::accounting::gaussian_budget)).
     pub mu_total: f64,
     /// The shares of the releases before the chains.
     pub split: BudgetSplit,

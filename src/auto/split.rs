@@ -10,7 +10,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::accounting::pld_delta;
 use crate::error::{Error, Result};
 
 /// Shares of the budget spent before the chains (fractions of the total Gaussian `μ`).
@@ -68,44 +67,4 @@ impl BudgetSplit {
         }
         Ok(())
     }
-}
-
-/// The largest total Gaussian `μ` whose tight δ(ε) is at most `delta` (bisection, rounded
-/// down).
-///
-/// ```
-/// use dp_mcmc::accounting::pld_delta;
-/// use dp_mcmc::auto::gaussian_budget;
-/// let mu = gaussian_budget(1.0, 1e-6)?;
-/// assert!(pld_delta(mu, 1.0)? <= 1e-6 && pld_delta(mu * 1.001, 1.0)? > 1e-6);
-/// assert!(gaussian_budget(-1.0, 1e-6).is_err());
-/// # Ok::<(), dp_mcmc::Error>(())
-/// ```
-///
-/// # Errors
-/// `epsilon` not positive and finite, `delta` outside (0, 1).
-pub fn gaussian_budget(epsilon: f64, delta: f64) -> Result<f64> {
-    let eps = crate::error::check::positive("epsilon", epsilon)?;
-    let delta = crate::error::check::delta("delta", delta)?;
-    let within = |mu: f64| pld_delta(mu, eps).is_ok_and(|d| d <= delta);
-    let (mut lo, mut hi) = (0.0, 1.0);
-    while within(hi) {
-        lo = hi;
-        hi *= 2.0;
-        if hi > 1e12 {
-            return Ok(lo);
-        }
-    }
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if within(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
 }

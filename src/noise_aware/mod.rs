@@ -76,10 +76,11 @@ pub use releases::{
 pub use report::{INDEFINITE_WARNING, MOSTLY, NoiseAwareReport, PATH_NOT_CONVERGED, VarianceShare};
 
 use crate::accounting::PrivacyEvent;
-use crate::auto::gaussian_budget;
+use crate::accounting::gaussian_budget;
 use crate::error::{Error, Result, check};
 use crate::noise::RngMode;
 use crate::rng::{ChainRng, chain_rng};
+use crate::samplers::ledger::share_by_gaussian_mu;
 use crate::samplers::{
     Budget, ChainTrace, EarlierRelease, Fit, Ledger, LedgerPart, PrivacySpent, Run, RunSetters,
     RunSettings, StepInfo,
@@ -537,15 +538,16 @@ fn ledger(
     } else {
         crate::accounting::pld_epsilon(mu_spent, delta)?.min(epsilon)
     };
-    let parts = before
+    let mut parts: Vec<LedgerPart> = before
         .iter()
         .map(|b| LedgerPart {
             part: b.part.clone(),
-            epsilon_share: spent * b.event.gaussian_mu().unwrap_or(0.0) / mu_spent,
+            epsilon_share: 0.0,
             releases: b.releases,
             event: b.event.clone(),
         })
         .collect();
+    share_by_gaussian_mu(&mut parts, spent);
     Ok(PrivacySpent {
         epsilon: spent,
         delta,

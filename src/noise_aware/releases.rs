@@ -943,7 +943,7 @@ mod tests {
     fn adaptive_paths_explore_until_they_arrive_within_the_budget() {
         let plan = PathPlan::default_for(GlmKind::Logistic);
         plan.validate().unwrap();
-        let mu = crate::auto::gaussian_budget(8.0, 1e-6).unwrap();
+        let mu = crate::accounting::gaussian_budget(8.0, 1e-6).unwrap();
         let near = logistic_data(10_000, 0.1, 0.2, 1);
         let far = logistic_data(10_000, -9.0, 8.0, 2);
         let mut extra = 0;
@@ -989,7 +989,7 @@ mod tests {
     #[test]
     fn logistic_path_stays_in_its_trust_region() {
         let data = tail_data(20);
-        let mu = crate::auto::gaussian_budget(1.0, 1e-6).unwrap();
+        let mu = crate::accounting::gaussian_budget(1.0, 1e-6).unwrap();
         let cap = 4.0;
         assert_eq!(max_eta_step(GlmKind::Logistic), Some(cap));
         for seed in 0..40 {

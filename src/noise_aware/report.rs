@@ -67,7 +67,7 @@ pub const PULL_WARNING: f64 = 0.5;
 pub struct NoiseAwareReport {
     /// The model: `logistic`, `poisson`, `linear` or `library model`.
     pub model: String,
-    /// Total Gaussian `μ` of the budget ([`gaussian_budget`](crate::auto::gaussian_budget)).
+    /// Total Gaussian `μ` of the budget ([`gaussian_budget`](crate::accounting::gaussian_budget)).
     pub mu_total: f64,
     /// Every round's releases, in the internal coordinates ([`Coordinates`]); empty for a
     /// linear model.

@@ -48,6 +48,25 @@ pub struct LedgerPart {
     pub event: PrivacyEvent,
 }
 
+/// Sets every part's `epsilon_share` in proportion to its Gaussian `μ` (additive and exact
+/// under composition), the shares adding up to `epsilon`. Returns `false`, changing nothing,
+/// when a part is not Gaussian or nothing was spent: the shares are then marginal costs under
+/// the run's accountant ([`LedgerPart::epsilon_share`]).
+pub(crate) fn share_by_gaussian_mu(parts: &mut [LedgerPart], epsilon: f64) -> bool {
+    let mus: Option<Vec<f64>> = parts.iter().map(|p| p.event.gaussian_mu()).collect();
+    let Some(mus) = mus else {
+        return false;
+    };
+    let total: f64 = mus.iter().sum();
+    if total.is_nan() || total <= 0.0 {
+        return false;
+    }
+    for (p, mu) in parts.iter_mut().zip(mus) {
+        p.epsilon_share = epsilon * mu / total;
+    }
+    true
+}
+
 /// The privacy ledger of a run: what each chain released, the composed event of the whole
 /// run, and the releases of one chain it was built from. [`PrivacySpent`](super::PrivacySpent) holds it beside the
 /// (ε, δ) it reached.

@@ -229,13 +229,7 @@ impl Plan {
             spent.epsilon = reached.min(spent.epsilon);
         }
         let mut parts = ledger.part_events(self.warmup, spent.per_chain);
-        // All Gaussian: shares of ε in proportion to each part's (additive, exact) μ.
-        let mus: Option<Vec<f64>> = parts.iter().map(|p| p.event.gaussian_mu()).collect();
-        if let Some(mus) = mus.filter(|m| m.iter().sum::<f64>() > 0.0) {
-            let total: f64 = mus.iter().sum();
-            for (p, mu) in parts.iter_mut().zip(mus) {
-                p.epsilon_share = spent.epsilon * mu / total;
-            }
+        if super::ledger::share_by_gaussian_mu(&mut parts, spent.epsilon) {
             ledger.parts = parts;
             spent.ledger = ledger;
             return spent;

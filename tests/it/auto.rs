@@ -1,8 +1,9 @@
 //! `auto` runs: one budget for initialisation, clip bounds, warm-up and sampling;
 //! the ledger recomposes to the guarantee; adaptation reads only released values.
 
+use dp_mcmc::accounting::gaussian_budget;
 use dp_mcmc::accounting::{Accountant, Pld, PrivacyEvent, pld_delta};
-use dp_mcmc::auto::{Auto, default_sampler, gaussian_budget};
+use dp_mcmc::auto::{Auto, default_sampler};
 use dp_mcmc::models::testing::IsotropicGaussian;
 use dp_mcmc::models::{CustomModel, Model, RowData};
 use dp_mcmc::rng::ChainRng;

@@ -28,6 +28,45 @@ pub fn gaussian_mu(noise_multiplier: f64) -> Result<f64> {
     Ok(0.5 / (s * s))
 }
 
+/// The largest total Gaussian `μ` whose tight δ(ε) is at most `delta` (bisection, rounded
+/// down).
+///
+/// ```
+/// use dp_mcmc::accounting::{gaussian_budget, pld_delta};
+/// let mu = gaussian_budget(1.0, 1e-6)?;
+/// assert!(pld_delta(mu, 1.0)? <= 1e-6 && pld_delta(mu * 1.001, 1.0)? > 1e-6);
+/// assert!(gaussian_budget(-1.0, 1e-6).is_err());
+/// # Ok::<(), dp_mcmc::Error>(())
+/// ```
+///
+/// # Errors
+/// `epsilon` not positive and finite, `delta` outside (0, 1).
+pub fn gaussian_budget(epsilon: f64, delta: f64) -> Result<f64> {
+    let eps = check::positive("epsilon", epsilon)?;
+    let delta = check::delta("delta", delta)?;
+    let within = |mu: f64| pld_delta(mu, eps).is_ok_and(|d| d <= delta);
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while within(hi) {
+        lo = hi;
+        hi *= 2.0;
+        if hi > 1e12 {
+            return Ok(lo);
+        }
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if within(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
 /// Tight δ(ε) of a Gaussian composition with total `μ` (Thm 4 / 6 / 12), clamped to [0, 1].
 ///
 /// `μ = 0` (nothing released) gives δ = 0.

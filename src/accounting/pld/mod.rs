@@ -3,7 +3,7 @@
 
 mod gaussian;
 
-pub use gaussian::{gaussian_mu, pld_delta, pld_epsilon};
+pub use gaussian::{gaussian_budget, gaussian_mu, pld_delta, pld_epsilon};
 pub(crate) use gaussian::{pld_delta_unchecked, pld_epsilon_unchecked};
 
 use super::accountant::{Accountant, unsupported, walk};

@@ -309,7 +309,7 @@ impl Sampler for DpFastMh {
     /// the charge of a step is set by `L/n = T·c·‖θ'−θ‖` whatever σ, so the step length is
     /// what a budget buys. Algorithm 2 then gives the certified count, capped at the target.
     fn for_budget(&self, n: usize, epsilon: f64, delta: f64) -> Result<Box<dyn Sampler>> {
-        let mu_g = (2.0 * crate::auto::gaussian_budget(epsilon, delta)?).sqrt();
+        let mu_g = (2.0 * crate::accounting::gaussian_budget(epsilon, delta)?).sqrt();
         // the mean total bound these settings were made for
         let l0 = self.lambda * (0.5 / self.noise_multiplier).exp_m1();
         let k = self.max_iterations.unwrap_or(AUTO_ITERATIONS);
