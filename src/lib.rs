@@ -63,8 +63,8 @@ pub use diagnostics::{ess_bulk, rhat};
 pub use models::{CustomModel, Experiment, Model};
 pub use noise_aware::NoiseAware;
 pub use samplers::{
-    Budget, DpBarker, DpHmc, DpPenalty, Hmc, IterationBudget, MinibatchPenalty, Run, RunSetters,
-    Rwmh, Sampler, SamplerKind,
+    Budget, DpBarker, DpFastMh, DpHmc, DpPenalty, DpSgld, DpSgnht, Hmc, IterationBudget,
+    MinibatchPenalty, Run, RunSetters, Rwmh, Sampler, SamplerKind,
 };
 
 /// The nalgebra version this crate was built with.

@@ -18,8 +18,8 @@ pub use crate::error::Error;
 pub use crate::experiments::{chain_metrics, tuned};
 pub use crate::models::{ColumnData, CustomModel, Experiment, ExperimentModel, Model, RowData};
 pub use crate::samplers::{
-    Budget, ClipDistance, DpBarker, DpHmc, DpPenalty, Gradient, Hmc, IterationBudget, Ledger,
-    MinibatchPenalty, PrivacyCost, PrivacySpent, ProposalKind, Run, RunSetters, RunSettings, Rwmh,
-    Sampler, SamplerKind, Start, StepSize,
+    Budget, ClipDistance, DpBarker, DpFastMh, DpHmc, DpPenalty, DpSgld, DpSgnht, Gradient, Hmc,
+    IterationBudget, Ledger, MinibatchPenalty, PrivacyCost, PrivacySpent, ProposalKind, Run,
+    RunSetters, RunSettings, Rwmh, Sampler, SamplerKind, Start, StepSize,
 };
 pub use polars::prelude::DataFrame;

@@ -1,8 +1,8 @@
 //! The one list of samplers: a [`SamplerEntry`] per sampler (key, label, constructor), and
 //! [`SamplerKind`], a sampler named by its key. The CLI, the experiment grids and `auto` look
-//! samplers up here; adding a sampler is its own folder plus one line of the `registry!` list
-//! in `samplers/mod.rs` (`mod my_sampler: ENTRY;` declares the folder's module and appends its
-//! entries to [`REGISTRY`]).
+//! samplers up here; adding a sampler is its own folder, its `pub mod` line in `samplers/mod.rs`
+//! and its entry appended to [`REGISTRY`] there. Help texts and error messages that list
+//! samplers are generated from the registry ([`SamplerKind::keys`]).
 //!
 //! ```
 //! use dp_mcmc::samplers::{REGISTRY, SamplerKind};
@@ -43,30 +43,6 @@ pub struct SamplerEntry {
     pub build: fn() -> Box<dyn Sampler>,
 }
 
-/// Declares the sampler folders and builds [`REGISTRY`] from their entries, one line per
-/// sampler: `mod folder: ENTRY, OTHER_ENTRY;` declares `pub mod folder;` and appends
-/// `folder::ENTRY, folder::OTHER_ENTRY`; `folder: ENTRY;` (without `mod`) appends entries of a
-/// folder declared on an earlier line (to place them later in the colour order).
-macro_rules! registry {
-    (@acc [$($m:ident)*] [$($e:path),*]) => {
-        $(pub mod $m;)*
-        /// Every sampler. The order is the figures' colour order (the thesis' hue order of
-        /// Figures 6.3–6.8, then the non-private baselines, then samplers the thesis did not
-        /// plot): a new sampler goes at the end.
-        pub static REGISTRY: &[SamplerEntry] = &[$($e),*];
-    };
-    (@acc [$($m:ident)*] [$($e:path),*] mod $module:ident : $($entry:ident),+ ; $($rest:tt)*) => {
-        $crate::samplers::registry::registry!(@acc [$($m)* $module] [$($e,)* $($module::$entry),+] $($rest)*);
-    };
-    (@acc [$($m:ident)*] [$($e:path),*] $module:ident : $($entry:ident),+ ; $($rest:tt)*) => {
-        $crate::samplers::registry::registry!(@acc [$($m)*] [$($e,)* $($module::$entry),+] $($rest)*);
-    };
-    ($($lines:tt)*) => {
-        $crate::samplers::registry::registry!(@acc [] [] $($lines)*);
-    };
-}
-pub(crate) use registry;
-
 /// A sampler of the [`REGISTRY`], named by its key. The thesis' samplers have constants
 /// (`SamplerKind::DpPenalty`, ...): a thin table of the registry.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -104,6 +80,24 @@ impl SamplerKind {
     /// Every sampler of the registry, in its order.
     pub fn all() -> impl Iterator<Item = SamplerKind> {
         REGISTRY.iter().map(|e| SamplerKind(e.key))
+    }
+
+    /// The samplers an `auto` run can derive: the private samplers of the registry, by their
+    /// family key (a variant such as `dp-penalty-gwmh` is tuned by hand).
+    pub fn auto_capable() -> impl Iterator<Item = SamplerKind> {
+        Self::all().filter(|k| k.is_private() && k.build().key() == k.key())
+    }
+
+    /// `kinds`' keys joined by `", "`, for help texts and error messages (never a hand-kept
+    /// list).
+    ///
+    /// ```
+    /// use dp_mcmc::samplers::SamplerKind;
+    /// assert!(SamplerKind::keys(SamplerKind::all()).starts_with("dp-hmc, dp-penalty, "));
+    /// assert!(!SamplerKind::keys(SamplerKind::auto_capable()).contains("rwmh"));
+    /// ```
+    pub fn keys(kinds: impl Iterator<Item = SamplerKind>) -> String {
+        kinds.map(SamplerKind::key).collect::<Vec<_>>().join(", ")
     }
 
     /// Its registry entry.

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use super::budget::IterationBudget;
 use super::privacy::Plan;
 use super::proposal::{ClipDistance, StepSize};
+use super::registry::SamplerKind;
 use super::run::{ChainTrace, Run};
 use super::settings::RunSettings;
 use crate::accounting::Method;
@@ -226,7 +227,10 @@ pub trait Sampler: fmt::Debug + Send + Sync {
         Err(Error::invalid(
             "algorithm",
             self.key(),
-            "auto runs dp-penalty, dp-hmc, minibatch-penalty, dp-barker, dp-sgld, dp-sgnht or dp-fast-mh",
+            format!(
+                "auto runs {}",
+                SamplerKind::keys(SamplerKind::auto_capable())
+            ),
         ))
     }
 }

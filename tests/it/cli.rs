@@ -759,3 +759,26 @@ fn sample_auto_runs_the_stochastic_gradient_samplers() {
         assert_eq!(v["algorithm"], alg);
     }
 }
+
+/// The help texts that list samplers are generated from the registry: `sample --help` names
+/// every key, `fit --help` and `sample --help` every sampler an `auto` run can derive, and the
+/// `--auto` refusal of a hand-tuned variant lists the same keys.
+#[test]
+fn help_texts_list_the_registry() {
+    use dp_mcmc::samplers::SamplerKind;
+    let help = |cmd: &str| {
+        let (status, out, _) = dp_mcmc(&split(cmd));
+        assert_eq!(status, 0, "{cmd}");
+        out.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let (sample, fit) = (help("sample --help"), help("fit --help"));
+    assert!(sample.contains(&SamplerKind::keys(SamplerKind::all())));
+    let auto = SamplerKind::keys(SamplerKind::auto_capable());
+    assert!(auto.contains("dp-penalty") && !auto.contains("rwmh"), "{auto}");
+    assert!(sample.contains(&auto) && fit.contains(&auto), "{fit}");
+    let (status, _, err) = dp_mcmc(&split(
+        "sample --experiment easy-2d --algorithm dp-penalty-gwmh --auto --epsilon 4",
+    ));
+    assert_eq!(status, 2);
+    assert!(err.contains(&auto), "{err}");
+}

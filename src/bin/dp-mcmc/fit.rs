@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use dp_mcmc::auto::{auto_sampler, auto_samplers};
+use dp_mcmc::auto::auto_sampler;
 use dp_mcmc::fit::{FitDetails, InferenceMethod, TableFit, TableFitResult};
 use dp_mcmc::frame::fit_data::{FitKind, FitSpec, parse_bounds};
 use dp_mcmc::frame::fit_output::{check_out_dir, write_fit_outputs};
@@ -81,10 +81,9 @@ pub struct FitArgs {
     #[arg(long, default_value = "auto")]
     method: String,
     /// The DP-MCMC sampler: auto (the DP penalty; DP Barker for a model with neither gradients
-    /// nor bounds), dp-penalty, dp-hmc, minibatch-penalty, dp-barker, dp-sgld, dp-sgnht or
-    /// dp-fast-mh. Naming one selects
-    /// --method dp-mcmc under --method auto.
-    #[arg(long, default_value = "auto")]
+    /// nor bounds) or one of the registry's (listed in the help). Naming one selects --method
+    /// dp-mcmc under --method auto.
+    #[arg(long, default_value = "auto", help = algorithm_help())]
     algorithm: String,
     /// Number of chains.
     #[arg(long, default_value_t = 4, allow_hyphen_values = true)]
@@ -116,17 +115,28 @@ pub struct FitArgs {
     overwrite: bool,
 }
 
+/// `--algorithm`'s help, its keys from the registry.
+fn algorithm_help() -> String {
+    format!(
+        "The DP-MCMC sampler: auto (the DP penalty; DP Barker for a model with neither \
+         gradients nor bounds), {}. Naming one selects --method dp-mcmc under --method auto",
+        SamplerKind::keys(SamplerKind::auto_capable())
+    )
+}
+
 /// The sampler `--algorithm` names; `None` for `auto` (the library's default for the model).
 fn parse_algorithm(name: &str) -> Result<Option<SamplerKind>> {
     if name == "auto" {
         return Ok(None);
     }
     auto_sampler(name).map(Some).map_err(|_| {
-        let keys: Vec<&str> = auto_samplers().map(SamplerKind::key).collect();
         Error::invalid(
             "--algorithm",
             name,
-            format!("use auto, {}", keys.join(", ")),
+            format!(
+                "use auto, {}",
+                SamplerKind::keys(SamplerKind::auto_capable())
+            ),
         )
     })
 }

@@ -21,12 +21,8 @@ pub struct SampleArgs {
     /// hard-gauss-2d, circle.
     #[arg(long)]
     experiment: String,
-    /// rwmh, hmc, dp-penalty, dp-penalty-ocu, dp-penalty-gwmh, dp-hmc, minibatch-penalty,
-    /// minibatch-penalty-gwmh, dp-barker, dp-sgld, dp-sgnht, dp-fast-mh (the last three with
-    /// public settings: the DP HMC table's gradient clip bound, batches of 1000 rows, a step from
-    /// the posterior scale; DP-Fast MH the DP penalty table's clip bound and proposal;
-    /// docs/ACCOUNTING.md).
-    #[arg(long)]
+    /// The sampler: a key of the registry (listed in the help).
+    #[arg(long, help = algorithm_help())]
     algorithm: String,
     /// Privacy budget ε (ignored by the non-private rwmh and hmc).
     #[arg(long, allow_hyphen_values = true)]
@@ -90,13 +86,32 @@ pub struct SampleArgs {
     /// (e.g. `0,3`), chosen without looking at the data.
     #[arg(long, allow_hyphen_values = true, default_value = "thesis")]
     start: String,
-    /// Derive every setting privately from (ε, δ), n and public information (DP clip bound
-    /// and initial point, warm-up adaptation, τ and iterations from the budget), every cost in
-    /// one ledger (the JSON's `ledger`); algorithms dp-penalty, dp-hmc, minibatch-penalty,
-    /// dp-barker, dp-sgld, dp-sgnht, dp-fast-mh. Not combinable with the tuning flags. `--start` then gives the public start
-    /// of the DP initial point (default: the origin).
-    #[arg(long)]
+    /// Derive every setting privately (the samplers are listed in the help).
+    #[arg(long, help = auto_help())]
     auto: bool,
+}
+
+/// `--algorithm`'s help, its keys from the registry.
+fn algorithm_help() -> String {
+    format!(
+        "{} (the samplers the thesis did not tune, such as DP-SGLD, DP-SGNHT and DP-Fast MH, run \
+         with public settings: the DP HMC table's gradient clip bound, batches of 1000 rows, a \
+         step from the posterior scale; DP-Fast MH the DP penalty table's clip bound and \
+         proposal; docs/ACCOUNTING.md)",
+        SamplerKind::keys(SamplerKind::all())
+    )
+}
+
+/// `--auto`'s help, its samplers from the registry.
+fn auto_help() -> String {
+    format!(
+        "Derive every setting privately from (ε, δ), n and public information (DP clip bound \
+         and initial point, warm-up adaptation, τ and iterations from the budget), every cost \
+         in one ledger (the JSON's `ledger`); algorithms {}. Not combinable with the tuning \
+         flags. `--start` then gives the public start of the DP initial point (default: the \
+         origin)",
+        SamplerKind::keys(SamplerKind::auto_capable())
+    )
 }
 
 /// Keys of the output computed from the raw data and not covered by the privacy guarantee.
