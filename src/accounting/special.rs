@@ -128,6 +128,11 @@ pub(crate) fn floor_pessimistic(x: f64) -> u64 {
     }
 }
 
+/// `P(N(0,1) > z)`, accurate in the upper tail (fdlibm's erfc, within ~1 ulp relative).
+pub(crate) fn norm_sf(z: f64) -> f64 {
+    0.5 * libm::erfc(z / std::f64::consts::SQRT_2)
+}
+
 #[cfg(test)]
 #[allow(clippy::excessive_precision)] // reference literals keep their source's digits
 mod tests {

@@ -269,3 +269,74 @@ pub fn fourier_against_certified(
         "inside" => inside,
     )?)
 }
+
+/// The thesis' Figure 6.1 comparison on the grid `epsilons`: [`Figure61`] with
+/// the given minibatch τ, gradient schedule and RDP sum; the final thesis figure is
+/// `(linspace(0.5, 6, 50), 0.7, Gradient::Fresh, true)`. Columns as [`iterations_frame`].
+///
+/// # Errors
+/// Invalid parameters (e.g. `minibatch_tau ≤ 0`) or a Fourier-accountant failure.
+pub fn figure_6_1_with(
+    epsilons: &[f64],
+    minibatch_tau: f64,
+    gradient: Gradient,
+    thesis_compatible: bool,
+) -> Result<DataFrame> {
+    Figure61 {
+        epsilons: epsilons.to_vec(),
+        minibatch_tau,
+        gradient,
+        thesis_compatible,
+    }
+    .frame()
+}
+
+/// The final thesis' Figure 6.1 on `linspace(0.5, 6, 50)` (τ = 0.7, fresh gradients), in the
+/// corrected (`false`) or thesis-code (`true`) mode; see [`figure_6_1_with`].
+///
+/// # Errors
+/// As [`figure_6_1_with`].
+pub fn figure_6_1(thesis_compatible: bool) -> Result<DataFrame> {
+    figure_6_1_with(
+        &linspace(0.5, 6.0, 50),
+        0.7,
+        Gradient::Fresh,
+        thesis_compatible,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `iterations` column of a Figure 6.1 frame.
+    fn iterations(df: &DataFrame) -> Vec<u64> {
+        df.column("iterations")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .into_no_null_iter()
+            .collect()
+    }
+
+    #[test]
+    fn figure_endpoints() {
+        // THESIS-NOTES §16: final figure at ε = 6: (1079, 1431 | 991, 1817 | 639, 848)
+        let df = figure_6_1_with(&[6.0], 0.7, Gradient::Fresh, true).unwrap();
+        let it = iterations(&df);
+        assert_eq!(it, vec![1079, 1431, 991, 1817, 639, 848]);
+    }
+
+    #[test]
+    #[ignore = "slow: 50-point Fourier grid (~45 s in debug); run with --ignored"]
+    fn full_figure_is_monotone() {
+        let t = std::time::Instant::now();
+        let df = figure_6_1(true).unwrap();
+        eprintln!("figure_6_1: {:?}", t.elapsed());
+        assert_eq!(df.height(), 300);
+        let it = iterations(&df);
+        for series in it.chunks(50) {
+            assert!(series.windows(2).all(|w| w[0] <= w[1]), "{series:?}");
+        }
+    }
+}

@@ -20,31 +20,9 @@
 use nalgebra::DMatrix;
 
 use super::coordinates::{Coordinates, GaussianPrior, Prior, PriorReport};
+use super::link::GlmKind;
 use super::polytope::Polytope;
 use crate::error::{Error, Result};
-
-/// Which regression.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GlmKind {
-    /// Logistic regression of a 0/1 response.
-    Logistic,
-    /// Poisson regression (log link) of a count response capped at a declared `K`.
-    Poisson,
-    /// Linear regression with Gaussian errors; the last parameter is `ln σ`.
-    Linear,
-}
-
-impl GlmKind {
-    /// The model's name as the CLI and the JSON spell it (`logistic`, `poisson`, `linear`).
-    pub fn label(self) -> &'static str {
-        match self {
-            GlmKind::Logistic => "logistic",
-            GlmKind::Poisson => "poisson",
-            GlmKind::Linear => "linear",
-        }
-    }
-}
 
 /// A regression's rows and declared bounds (see the module docs).
 #[derive(Clone, Debug)]

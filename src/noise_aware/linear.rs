@@ -43,8 +43,9 @@ use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
-use super::data::{GlmData, GlmKind};
+use super::data::GlmData;
 use super::linalg::{SymFn, draw_from_precision, floor_eigenvalues, svec, sym_fn, unsvec};
+use super::link::GlmKind;
 use super::posterior::ChainDraws;
 use super::releases::{Release, checked_sensitivity};
 use crate::error::{Error, Result};

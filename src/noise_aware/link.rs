@@ -15,7 +15,28 @@
 //!                  weight min(e^η, K)
 //! ```
 
-use super::data::GlmKind;
+/// Which regression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GlmKind {
+    /// Logistic regression of a 0/1 response.
+    Logistic,
+    /// Poisson regression (log link) of a count response capped at a declared `K`.
+    Poisson,
+    /// Linear regression with Gaussian errors; the last parameter is `ln σ`.
+    Linear,
+}
+
+impl GlmKind {
+    /// The model's name as the CLI and the JSON spell it (`logistic`, `poisson`, `linear`).
+    pub fn label(self) -> &'static str {
+        match self {
+            GlmKind::Logistic => "logistic",
+            GlmKind::Poisson => "poisson",
+            GlmKind::Linear => "linear",
+        }
+    }
+}
 
 /// `σ(η) = 1/(1 + e^{−η})`, accurate in both tails (no `1 − ·` cancellation).
 pub(crate) fn sigmoid(eta: f64) -> f64 {

@@ -65,8 +65,9 @@ use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 
 pub use coordinates::{AUTOSCALED_LOG_SIGMA, AUTOSCALED_SD, Coordinates, Prior, PriorReport};
-pub use data::{GlmData, GlmKind};
+pub use data::GlmData;
 pub use linear::{SUFFICIENT_SHARES, SufficientRelease, release_sufficient};
+pub use link::GlmKind;
 pub use model_path::{RowBounds, release_clipped};
 pub use posterior::pooled_round_count;
 pub use releases::{

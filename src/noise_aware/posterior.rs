@@ -32,8 +32,8 @@ use nalgebra::{Cholesky, DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
-use super::data::GlmKind;
 use super::linalg::{congruence, draw_from_factor, floor_eigenvalues, precision_factor, unsvec};
+use super::link::GlmKind;
 use super::releases::Round;
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;

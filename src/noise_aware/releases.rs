@@ -25,8 +25,9 @@ use nalgebra::{DMatrix, DVector};
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
-use super::data::{GlmData, GlmKind};
+use super::data::GlmData;
 use super::linalg::{SymFn, floor_eigenvalues, svec, sym_fn, unsvec};
+use super::link::GlmKind;
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
 

@@ -29,7 +29,8 @@
 //! worst case (which is also what they use without vertices).
 use nalgebra::DMatrix;
 
-use super::data::{GlmData, GlmKind};
+use super::data::GlmData;
+use super::link::GlmKind;
 use super::link::Link;
 
 /// Relative gap allowed between the information bound and the largest value found.

@@ -36,7 +36,7 @@ fn panel_label(algorithm: &str) -> String {
 /// `df` needs the columns `epsilon` (numeric), `iterations` (numeric), `method` (string: the
 /// accountant, e.g. `zCDP`, `RDP`, `ADP`) and `algorithm` (string: one panel per value, in
 /// order of first appearance, at most 8; CLI names such as `dp-penalty` are shown as the
-/// thesis names them), as [`crate::frame::accounting::figure_6_1`] produces them. An
+/// thesis names them), as [`crate::frame::figure_6_1::figure_6_1`] produces them. An
 /// optional string column `mode` (e.g. `corrected` / `thesis`) splits each accountant into
 /// one line per mode, told apart by dash style. Colours follow the order of the methods
 /// (blue, orange, green, …: the thesis draws zCDP/RDP blue and ADP orange); the y axis spans

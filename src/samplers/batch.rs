@@ -6,7 +6,7 @@ use rand::RngExt;
 use super::pass::CHUNK;
 use super::proposal::{ProposalKind, RandomWalk};
 use super::split::{Split, run_groups};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::models::Model;
 use crate::rng::ChainRng;
 
@@ -30,7 +30,7 @@ impl SubsampledState {
         batch_size: usize,
     ) -> Result<()> {
         crate::error::check::len("proposal_sd", proposal_sd.len(), model.dim())?;
-        super::minibatch_penalty::check_batch(batch_size, model.n_rows())
+        check_batch(batch_size, model.n_rows())
     }
 
     /// The state at `theta0` for batches of `batch_size` rows (validated by the kernel).
@@ -153,6 +153,21 @@ pub struct BatchStats {
     pub var: f64,
     /// Rows clipped.
     pub clipped: u64,
+}
+
+/// A batch of `batch` rows drawn without replacement from `n`: between 1 and `n`.
+///
+/// # Errors
+/// `batch` is 0 or above `n`, naming `batch_size`.
+pub(crate) fn check_batch(batch: usize, n: usize) -> Result<()> {
+    if batch == 0 || batch > n {
+        return Err(Error::invalid(
+            "batch_size",
+            batch,
+            format!("must be between 1 and the number of data rows ({n})"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -40,10 +40,10 @@ pub use ledger::{ChainLedger, EarlierRelease, Ledger, LedgerPart};
 pub use minibatch_penalty::MinibatchPenalty;
 pub use privacy::{Plan, PrivacyCost};
 pub use proposal::{ClipDistance, ProposalKind, StepSize};
-pub use registry::{SamplerEntry, SamplerKind};
+pub use registry::SamplerKind;
 pub use run::{ChainTrace, Fit, PrivacySpent, Run, StepTotals};
 pub use rwmh::Rwmh;
-pub use sampler::{AutoInputs, DerivedSettings, Sampler};
+pub use sampler::{AutoInputs, DerivedSettings, Sampler, SamplerEntry};
 pub use settings::{Budget, DEFAULT_MAX_TRACE_BYTES, MAX_CHAINS, RunSetters, RunSettings, Start};
 
 // The sampler folders (a new sampler is its folder, one line here and one in `REGISTRY`).

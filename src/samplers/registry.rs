@@ -21,27 +21,12 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::sampler::Sampler;
+use super::sampler::{Sampler, SamplerEntry};
 use super::{
     REGISTRY, dp_barker, dp_fast_mh, dp_hmc, dp_penalty, dp_sgld, dp_sgnht, hmc, minibatch_penalty,
     rwmh,
 };
 use crate::error::{Error, Result};
-
-/// A sampler of the registry.
-#[derive(Debug)]
-pub struct SamplerEntry {
-    /// CLI key (`dp-penalty-gwmh`, ...).
-    pub key: &'static str,
-    /// Label in tables and figures.
-    pub label: &'static str,
-    /// Other names that parse to it (the thesis code's `dpps`, `dppa`, ...).
-    pub aliases: &'static [&'static str],
-    /// Whether its runs are differentially private.
-    pub private: bool,
-    /// The sampler with its default settings.
-    pub build: fn() -> Box<dyn Sampler>,
-}
 
 /// A sampler of the [`REGISTRY`], named by its key. The thesis' samplers have constants
 /// (`SamplerKind::DpPenalty`, ...): a thin table of the registry.

@@ -31,7 +31,6 @@ use serde::{Deserialize, Serialize};
 use super::budget::IterationBudget;
 use super::privacy::Plan;
 use super::proposal::{ClipDistance, StepSize};
-use super::registry::SamplerKind;
 use super::run::{ChainTrace, Run};
 use super::settings::RunSettings;
 use crate::accounting::Method;
@@ -227,12 +226,24 @@ pub trait Sampler: fmt::Debug + Send + Sync {
         Err(Error::invalid(
             "algorithm",
             self.key(),
-            format!(
-                "auto runs {}",
-                SamplerKind::keys(SamplerKind::auto_capable())
-            ),
+            "this sampler has no `auto` derivation (`auto::auto_sampler` lists those that do)",
         ))
     }
+}
+
+/// A sampler's entry in the registry (`samplers::REGISTRY`).
+#[derive(Debug)]
+pub struct SamplerEntry {
+    /// CLI key (`dp-penalty-gwmh`, ...).
+    pub key: &'static str,
+    /// Label in tables and figures.
+    pub label: &'static str,
+    /// Other names that parse to it (the thesis code's `dpps`, `dppa`, ...).
+    pub aliases: &'static [&'static str],
+    /// Whether its runs are differentially private.
+    pub private: bool,
+    /// The sampler with its default settings.
+    pub build: fn() -> Box<dyn Sampler>,
 }
 
 impl Clone for Box<dyn Sampler> {

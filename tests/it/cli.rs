@@ -774,7 +774,10 @@ fn help_texts_list_the_registry() {
     let (sample, fit) = (help("sample --help"), help("fit --help"));
     assert!(sample.contains(&SamplerKind::keys(SamplerKind::all())));
     let auto = SamplerKind::keys(SamplerKind::auto_capable());
-    assert!(auto.contains("dp-penalty") && !auto.contains("rwmh"), "{auto}");
+    assert!(
+        auto.contains("dp-penalty") && !auto.contains("rwmh"),
+        "{auto}"
+    );
     assert!(sample.contains(&auto) && fit.contains(&auto), "{fit}");
     let (status, _, err) = dp_mcmc(&split(
         "sample --experiment easy-2d --algorithm dp-penalty-gwmh --auto --epsilon 4",

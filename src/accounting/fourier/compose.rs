@@ -4,9 +4,10 @@
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
 
-use super::FourierRelation;
+use std::sync::Arc;
+
 use super::grid::{CHUNK, Grid};
-use super::spectrum::PldInner;
+use super::relation::FourierRelation;
 use crate::error::{Error, Result};
 
 /// Terms |U_m F_m^k| below e^{-69} ≈ 1e-30 are skipped (at most nx/2 of them: < 1e-24 in δ).
@@ -27,6 +28,19 @@ pub(super) fn newton_tolerance(relation: FourierRelation, target_delta: f64) -> 
 
 /// Cap on Newton iterations (FA has none and can spin forever at δ ≲ 1e-9).
 pub(super) const MAX_NEWTON_ITERATIONS: usize = 200;
+
+/// One step's spectrum, what a composition multiplies: `ln|F_m|` and `arg F_m` at each
+/// frequency of the grid (computed in `spectrum.rs`, which owns its constructor).
+pub(super) struct PldInner {
+    pub(super) relation: FourierRelation,
+    pub(super) sigma: f64,
+    pub(super) q: f64,
+    pub(super) grid: Arc<Grid>,
+    pub(super) ln_abs: Vec<f64>,
+    pub(super) arg: Vec<f64>,
+    /// max_m ln|F_m| (for FA's overflow check of F^k).
+    pub(super) max_ln_abs: f64,
+}
 
 /// One component of a heterogeneous composition: `steps` compositions of `pld`.
 pub(super) struct Part<'a> {

@@ -46,6 +46,7 @@ mod accountant;
 mod adaptive;
 mod compose;
 mod grid;
+mod relation;
 mod spectrum;
 #[cfg(test)]
 mod tests;
@@ -56,21 +57,12 @@ pub use accountant::Fourier;
 pub use adaptive::{
     AUTO_MAX_NX, AUTO_REFINEMENTS, CONVERGENCE_TOLERANCE, DELTA_ROUNDOFF, GridAnswer,
 };
+pub use relation::FourierRelation;
 pub use spectrum::FourierPld;
 
 use crate::error::{Error, Result, check};
 use compose::Part;
 use grid::Grid;
-
-/// Neighbouring relation + sampling scheme of the Fourier accountant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum FourierRelation {
-    /// Add/remove neighbours, Poisson subsampling (FA `get_delta_R`; remove direction only).
-    AddRemovePoisson,
-    /// Substitute neighbours, subsampling without replacement (FA `get_delta_S`; the thesis'
-    /// minibatch DP penalty).
-    SubstituteWithoutReplacement,
-}
 
 /// `steps` compositions of the Gaussian mechanism with noise `sigma`, subsampled with rate `q`.
 ///

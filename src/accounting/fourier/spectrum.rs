@@ -8,9 +8,9 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
 
-use super::FourierRelation;
-use super::compose::{self, Part};
+use super::compose::{self, Part, PldInner};
 use super::grid::{CHUNK, Grid, par_map};
+use super::relation::FourierRelation;
 use crate::error::{Error, Result, check};
 
 /// FA 0.12.11 refuses the S pair when c = q·e^{−1/(2σ²)} is "close to 0" (`numpy.allclose(c, 0)`,
@@ -30,17 +30,6 @@ const MAX_SEARCH_STEPS: u64 = 1 << 40;
 #[derive(Clone)]
 pub struct FourierPld {
     pub(super) inner: Arc<PldInner>,
-}
-
-pub(super) struct PldInner {
-    pub(super) relation: FourierRelation,
-    pub(super) sigma: f64,
-    pub(super) q: f64,
-    pub(super) grid: Arc<Grid>,
-    pub(super) ln_abs: Vec<f64>,
-    pub(super) arg: Vec<f64>,
-    /// max_m ln|F_m| (for FA's overflow check of F^k).
-    pub(super) max_ln_abs: f64,
 }
 
 impl fmt::Debug for FourierPld {

@@ -12,8 +12,9 @@ use dp_mcmc::experiments::{
     BaselineSpec, ClippingSpec, ComparisonSpec, FieldSpec, GridReport, GridRunner, Shard, Task,
     read_results,
 };
-use dp_mcmc::frame::accounting::{figure_6_1_with, linspace};
+use dp_mcmc::frame::accounting::linspace;
 use dp_mcmc::frame::experiments::{medians_frame, results_frame};
+use dp_mcmc::frame::figure_6_1::figure_6_1_with;
 use dp_mcmc::frame::write_csv;
 use dp_mcmc::plots::experiments as figs;
 use dp_mcmc::polars::prelude::{Column, DataFrame};

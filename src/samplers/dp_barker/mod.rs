@@ -7,10 +7,10 @@ pub use kernel::DpBarkerKernel;
 
 use serde::{Deserialize, Serialize};
 
-use super::minibatch_penalty::check_batch;
+use super::batch::check_batch;
 use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::StepSize;
-use super::registry::SamplerEntry;
+use super::sampler::SamplerEntry;
 use super::sampler::{
     AutoInputs, DerivedSettings, Sampler, field_setters, per_coordinate, sampler_basics, untuned,
 };

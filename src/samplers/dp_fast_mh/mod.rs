@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::StepSize;
-use super::registry::SamplerEntry;
+use super::sampler::SamplerEntry;
 use super::sampler::{
     AutoInputs, DerivedSettings, Sampler, field_setters, per_coordinate, sampler_basics,
 };

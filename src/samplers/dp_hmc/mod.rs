@@ -8,7 +8,7 @@ use super::privacy::{
     PrivacyCost, dp_run, full_data_accountant, full_data_label, full_data_method,
     full_data_method_checked, gaussian_release,
 };
-use super::registry::SamplerEntry;
+use super::sampler::SamplerEntry;
 use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, hmc_setters, run_setters};
 use crate::accounting::{Accountant, Method, PrivacyEvent, Releases};

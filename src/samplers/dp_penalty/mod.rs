@@ -13,7 +13,7 @@ use super::privacy::{
     full_data_method_checked, gaussian_release,
 };
 use super::proposal::{ProposalKind, StepSize};
-use super::registry::SamplerEntry;
+use super::sampler::SamplerEntry;
 use super::sampler::{
     AutoInputs, DerivedSettings, Sampler, field_setters, per_coordinate, sampler_basics,
 };

@@ -13,7 +13,7 @@ use super::dp_sgld::{
 };
 use super::poisson_batch::{check_gradient_settings, gradient_method_checked};
 use super::privacy::dp_run;
-use super::registry::SamplerEntry;
+use super::sampler::SamplerEntry;
 use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, run_setters};
 use crate::accounting::Method;

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::driver::finish;
 use super::proposal::ClipDistance;
-use super::registry::SamplerEntry;
 use super::run::Run;
+use super::sampler::SamplerEntry;
 use super::sampler::{Sampler, field_setters, sampler_basics};
 use super::settings::RunSetters;
 use super::settings::{RunSettings, clipped_baseline_setters, hmc_setters, run_setters};

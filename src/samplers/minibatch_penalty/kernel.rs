@@ -18,7 +18,7 @@
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
-use crate::error::{Error, Result, check};
+use crate::error::{Result, check};
 use crate::models::Model;
 use crate::noise::Lattice;
 use crate::rng::ChainRng;
@@ -90,17 +90,6 @@ impl MinibatchPenaltyKernel {
             + (2.0 / b) * ntb * ntb * (b - 1.0) * bound * bound;
         d_lambda + d_sigma
     }
-}
-
-pub(crate) fn check_batch(batch: usize, n: usize) -> Result<()> {
-    if batch == 0 || batch > n {
-        return Err(Error::invalid(
-            "batch_size",
-            batch,
-            format!("must be between 1 and the number of data rows ({n})"),
-        ));
-    }
-    Ok(())
 }
 
 impl Kernel for MinibatchPenaltyKernel {

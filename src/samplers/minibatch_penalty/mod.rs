@@ -3,14 +3,14 @@
 
 mod kernel;
 
+use super::batch::check_batch;
 pub use kernel::MinibatchPenaltyKernel;
-pub(crate) use kernel::check_batch;
 
 use serde::{Deserialize, Serialize};
 
 use super::privacy::{PrivacyCost, dp_run};
 use super::proposal::{ProposalKind, StepSize};
-use super::registry::SamplerEntry;
+use super::sampler::SamplerEntry;
 use super::sampler::{
     AutoInputs, DerivedSettings, Sampler, field_setters, per_coordinate, sampler_basics, untuned,
 };

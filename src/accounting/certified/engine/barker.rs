@@ -23,8 +23,8 @@
 //! [`ALLOW_REL`]`·(P(A) + e^ε Q(A))`, which also covers rounding ε down by a few ulps and the
 //! arithmetic of the connect-the-dots masses built from these values.
 
-use super::loss::norm_sf;
 use crate::accounting::barker::exact::Family;
+use crate::accounting::special::norm_sf;
 
 /// Allowance added to each hockey-stick value, relative to `P(A) + e^ε Q(A)`.
 const ALLOW_REL: f64 = 1e-12;

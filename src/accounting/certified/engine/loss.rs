@@ -5,10 +5,7 @@
 //! loss monotone in x, so a loss bucket is an x-interval and its masses are differences of
 //! normal tails, each taken from the side where it is accurate.
 
-/// `P(N(0,1) > z)`, accurate in the upper tail (fdlibm's erfc, within ~1 ulp relative).
-pub(crate) fn norm_sf(z: f64) -> f64 {
-    0.5 * libm::erfc(z / std::f64::consts::SQRT_2)
-}
+use crate::accounting::special::norm_sf;
 
 /// `ln(1 − q + q·e^u)` without overflow or cancellation.
 pub(crate) fn ln_mix(q: f64, u: f64) -> f64 {
