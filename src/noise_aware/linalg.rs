@@ -123,6 +123,19 @@ pub(crate) fn congruence(b: &DMatrix<f64>) -> DMatrix<f64> {
     m
 }
 
+/// The error of a posterior step that a release's noise made impossible (a matrix that is not
+/// positive definite, a conditional without mass): not a bug, the budget is too small for the
+/// model, and the message says so.
+pub(crate) fn too_noisy(posterior: &'static str, step: &str) -> crate::error::Error {
+    crate::error::Error::Numerical {
+        what: posterior,
+        reason: format!(
+            "{step} failed: the releases are too noisy for this model at this budget (raise \
+             --epsilon or narrow the declared bounds)"
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,7 +44,9 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 use super::data::GlmData;
-use super::linalg::{SymFn, draw_from_precision, floor_eigenvalues, svec, sym_fn, unsvec};
+use super::linalg::{
+    SymFn, draw_from_precision, floor_eigenvalues, svec, sym_fn, too_noisy, unsvec,
+};
 use super::link::GlmKind;
 use super::posterior::ChainDraws;
 use super::releases::{Release, checked_sensitivity};
@@ -363,13 +365,13 @@ impl LinearPosterior {
         let u_noise = shape
             .clone()
             .try_inverse()
-            .ok_or_else(|| bug("the Xᵀy shape's inverse"))?;
+            .ok_or_else(|| failed("the Xᵀy shape's inverse"))?;
         let u_obs = &u_noise * DVector::from_column_slice(&release.xty.values);
         // the prior in the internal coordinates: β and ln σ are independent under it
         let prior = &data.prior;
         let prior_cov = prior.cov.view((0, 0), (p, p)).into_owned();
         let prior_prec = Cholesky::new(prior_cov.clone())
-            .ok_or_else(|| bug("prior"))?
+            .ok_or_else(|| failed("prior"))?
             .inverse();
         Ok(LinearPosterior {
             p,
@@ -631,7 +633,7 @@ impl LinearPosterior {
             );
             st.log = self
                 .log_at(&st.parts, kappa, st.s)
-                .ok_or_else(|| bug("κ step"))?;
+                .ok_or_else(|| failed("κ step"))?;
             st.kappa = kappa;
             let s = Self::slice(
                 st.s,
@@ -642,7 +644,7 @@ impl LinearPosterior {
             );
             st.log = self
                 .log_at(&st.parts, st.kappa, s)
-                .ok_or_else(|| bug("s step"))?;
+                .ok_or_else(|| failed("s step"))?;
             st.s = s;
             // s along the ridge κσ² = r: at a large n and a precise yᵀy release the posterior
             // of (κ, s) is a narrow ridge that the two moves above cross but barely travel. In
@@ -663,7 +665,7 @@ impl LinearPosterior {
             st.s = s;
             st.log = self
                 .log_at(&st.parts, st.kappa, st.s)
-                .ok_or_else(|| bug("ridge step"))?;
+                .ok_or_else(|| failed("ridge step"))?;
             // β | u, H, σ exactly
             let sig2 = (2.0 * st.s).exp();
             let prec = &self.prior_prec + &st.h / sig2;
@@ -672,7 +674,7 @@ impl LinearPosterior {
                 &(&self.prior_prec * &self.prior_mean + &st.u / sig2),
                 rng,
             )
-            .ok_or_else(|| bug("β step"))?;
+            .ok_or_else(|| failed("β step"))?;
             let theta: Vec<f64> = beta.iter().copied().chain([st.s]).collect();
             if step == 0 {
                 out.start = theta.clone();
@@ -727,11 +729,9 @@ fn normal(rng: &mut ChainRng) -> f64 {
     StandardNormal.sample(rng)
 }
 
-fn bug(what: &str) -> Error {
-    Error::Numerical {
-        what: "noise-aware linear posterior",
-        reason: format!("{what} failed: the releases are too noisy for this model at this budget"),
-    }
+/// A step of this posterior that the releases' noise made impossible ([`too_noisy`]).
+fn failed(what: &str) -> Error {
+    too_noisy("noise-aware linear posterior", what)
 }
 
 #[cfg(test)]

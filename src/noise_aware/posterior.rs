@@ -32,7 +32,9 @@ use nalgebra::{Cholesky, DMatrix, DVector};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 
-use super::linalg::{congruence, draw_from_factor, floor_eigenvalues, precision_factor, unsvec};
+use super::linalg::{
+    congruence, draw_from_factor, floor_eigenvalues, precision_factor, too_noisy, unsvec,
+};
 use super::link::GlmKind;
 use super::releases::Round;
 use crate::error::{Error, Result};
@@ -130,12 +132,12 @@ impl NoiseAwarePosterior {
             .ok_or_else(|| Error::Model("the prior's covariance is not positive definite".into()))?
             .inverse();
         let p = d * (d + 1) / 2;
-        let last = &rounds[*pooled.last().ok_or_else(|| bug("no pooled round"))?];
+        let last = &rounds[*pooled.last().ok_or_else(|| failed("no pooled round"))?];
         let r = DMatrix::from_row_slice(d, d, &last.info_shape);
         let r_inv = r
             .clone()
             .try_inverse()
-            .ok_or_else(|| bug("singular shape"))?;
+            .ok_or_else(|| failed("singular shape"))?;
         // information releases: h̃_k = C_k svec(G) + e_k with C_k = congruence(B_k R⁻¹)
         let mut lam = DMatrix::<f64>::zeros(p, p);
         let mut rhs = DVector::<f64>::zeros(p);
@@ -147,11 +149,11 @@ impl NoiseAwarePosterior {
             lam += c.transpose() * &c * w;
             rhs += c.transpose() * DVector::from_column_slice(&round.info_release) * w;
         }
-        let lam_chol = Cholesky::new(lam).ok_or_else(|| bug("information precision"))?;
+        let lam_chol = Cholesky::new(lam).ok_or_else(|| failed("information precision"))?;
         let prop_mean = lam_chol.solve(&rhs);
         let prop_cov = lam_chol.inverse();
         let prop_chol = Cholesky::new(prop_cov)
-            .ok_or_else(|| bug("information covariance"))?
+            .ok_or_else(|| failed("information covariance"))?
             .l();
         let mut scores = Vec::new();
         let mut points = Vec::new();
@@ -163,7 +165,7 @@ impl NoiseAwarePosterior {
             let a_inv = a
                 .clone()
                 .try_inverse()
-                .ok_or_else(|| bug("singular score shape"))?;
+                .ok_or_else(|| failed("singular score shape"))?;
             scores.push(a_inv * DVector::from_column_slice(&round.score_release));
             points.push(DVector::from_column_slice(&round.theta));
             let prec = a.transpose() * &a / (round.score_noise_sd * round.score_noise_sd);
@@ -171,7 +173,7 @@ impl NoiseAwarePosterior {
             precisions.push(prec);
         }
         let pool_cov = Cholesky::new(pool_prec)
-            .ok_or_else(|| bug("score precision"))?
+            .ok_or_else(|| failed("score precision"))?
             .inverse();
         let mut post = NoiseAwarePosterior {
             d,
@@ -317,7 +319,7 @@ impl NoiseAwarePosterior {
         let g = DVector::from_vec(super::linalg::svec(&gm));
         let h = self
             .information(&g)
-            .ok_or_else(|| bug("floored information"))?;
+            .ok_or_else(|| failed("floored information"))?;
         Ok((g, h, true))
     }
 
@@ -363,7 +365,7 @@ impl<'a> LaplaceChain<'a> {
         let (g, h, _) = post.propose(&mut rng)?;
         let (ybar, log_lik) = post
             .score_likelihood(&h)
-            .ok_or_else(|| bug("start likelihood"))?;
+            .ok_or_else(|| failed("start likelihood"))?;
         Ok(LaplaceChain {
             post,
             state: ChainState {
@@ -419,8 +421,8 @@ impl<'a> LaplaceChain<'a> {
             let (chol, mean) = self
                 .theta_cond
                 .as_ref()
-                .ok_or_else(|| bug("theta conditional"))?;
-            let theta = draw_from_factor(chol, mean, rng).ok_or_else(|| bug("theta draw"))?;
+                .ok_or_else(|| failed("theta conditional"))?;
+            let theta = draw_from_factor(chol, mean, rng).ok_or_else(|| failed("theta draw"))?;
             if step == 0 {
                 self.out.start = theta.iter().copied().collect();
             }
@@ -434,13 +436,9 @@ impl<'a> LaplaceChain<'a> {
     }
 }
 
-fn bug(what: &str) -> Error {
-    Error::Numerical {
-        what: "noise-aware posterior",
-        reason: format!(
-            "{what} is not positive definite; the releases are too noisy for this model at this budget (increase epsilon)"
-        ),
-    }
+/// A step of this posterior that the releases' noise made impossible ([`too_noisy`]).
+fn failed(what: &str) -> Error {
+    too_noisy("noise-aware posterior", what)
 }
 
 #[cfg(test)]

@@ -21,6 +21,8 @@ pub(crate) mod run;
 pub(crate) mod sampler;
 mod settings;
 pub(crate) mod split;
+pub(crate) mod stochastic_gradient;
+mod thesis_tables;
 pub mod vcorr;
 
 pub use crate::accounting::Method;

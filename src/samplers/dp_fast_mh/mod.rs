@@ -339,18 +339,16 @@ impl Sampler for DpFastMh {
     /// bound and proposal sd, λ and K from [`public_batch`] at the proposal's mean length,
     /// σ = [`PUBLIC_NOISE_MULTIPLIER`].
     fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
-        let penalty = super::dp_penalty::DpPenalty::builder().tuned_for(experiment)?;
-        let p: super::dp_penalty::DpPenalty = serde_json::from_value(penalty.settings())
-            .map_err(|e| Error::invalid("settings", "dp-penalty", e.to_string()))?;
+        let (_, proposal_sd, clip_bound) = super::thesis_tables::penalty_full(experiment);
         let d = experiment.dim();
-        let sd = p.proposal_sd.resolve("proposal_sd", d)?;
+        let sd = proposal_sd.resolve("proposal_sd", d)?;
         let rms = (sd.iter().map(|s| s * s).sum::<f64>() / d as f64).sqrt();
-        let l = experiment.n() as f64 * experiment.tempering() * p.clip_bound * mean_step(rms, d);
+        let l = experiment.n() as f64 * experiment.tempering() * clip_bound * mean_step(rms, d);
         let (lambda, cap) = public_batch(PUBLIC_NOISE_MULTIPLIER, l);
         Ok(Box::new(
             DpFastMh::builder()
                 .noise_multiplier(PUBLIC_NOISE_MULTIPLIER)
-                .clip_bound(p.clip_bound)
+                .clip_bound(clip_bound)
                 .proposal_sd(per_coordinate(rms, d))
                 .lambda(lambda)
                 .batch_cap(cap),

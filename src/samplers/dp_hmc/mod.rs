@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::hmc::{HmcKernel, HmcNoise, thesis_integrator};
+use super::hmc::{HmcKernel, HmcNoise};
 use super::privacy::{
     PrivacyCost, dp_run, full_data_accountant, full_data_label, full_data_method,
     full_data_method_checked, gaussian_release,
@@ -11,6 +11,7 @@ use super::privacy::{
 use super::sampler::SamplerEntry;
 use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, hmc_setters, run_setters};
+use super::thesis_tables::{dp_hmc_table as thesis_table, integrator as thesis_integrator};
 use crate::accounting::{Accountant, Method, PrivacyEvent, Releases};
 use crate::error::{Error, Result};
 use crate::models::{Experiment, Model};
@@ -210,27 +211,6 @@ fn check_leapfrog_steps(l: usize) -> Result<u64> {
     u32::try_from(l)
         .map(u64::from)
         .map_err(|_| Error::invalid("leapfrog_steps", l, "is too large"))
-}
-
-/// The thesis' `hmc` table for `experiment`: `(τ_l, τ_g, b_l, b_g)`.
-fn thesis_table(experiment: Experiment) -> (f64, f64, f64, f64) {
-    use Experiment::*;
-    match experiment {
-        EasyBanana2d => (0.1, 0.4, 2.0, 1.0),
-        EasyBanana10d => (0.05, 0.2, 2.5, 3.0),
-        TemperedBanana2d => (0.2, 0.6, 2.5, 2.0),
-        TemperedBanana10d => (0.08, 0.20, 2.5, 3.5),
-        HardBanana2d => (0.15, 0.25, 5.0, 2.8),
-        Gauss30d => (0.05, 0.10, 2.5, 6.0),
-        HardGauss2d => (0.05, 0.20, 30.0, 29.0),
-        Circle => (0.6, 1.9, 0.001, 0.0015),
-    }
-}
-
-/// The per-row gradient clip bound the thesis tuned DP HMC with for `experiment` (public: the
-/// thesis' parameter files); the stochastic-gradient samplers start from it.
-pub(crate) fn thesis_grad_clip(experiment: Experiment) -> f64 {
-    thesis_table(experiment).3
 }
 
 /// Leapfrog steps of an `auto` DP HMC run.

@@ -18,6 +18,7 @@ use super::sampler::{
     AutoInputs, DerivedSettings, Sampler, field_setters, per_coordinate, sampler_basics,
 };
 use super::settings::{RunSettings, penalty_setters, run_setters};
+use super::thesis_tables::{penalty_full, penalty_ocu};
 use crate::accounting::{Accountant, Method, Releases};
 use crate::error::Result;
 use crate::models::{Experiment, Model};
@@ -164,38 +165,14 @@ impl Sampler for DpPenalty {
 
     /// The thesis' `dpps` table for a full update, its `dppa` table for OCU and GWMH.
     fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
-        use Experiment::*;
         let d = experiment.dim();
         if self.proposal == ProposalKind::Full {
-            let (tau, s, b) = match experiment {
-                EasyBanana2d => (0.1, 0.008, 2.0),
-                EasyBanana10d => (0.1, 0.0015, 2.0),
-                TemperedBanana2d => (0.2, 0.035, 5.0),
-                TemperedBanana10d => (0.18, 0.02, 3.0),
-                HardBanana2d => (0.20, 0.0015, 5.5),
-                Gauss30d => (0.06, 0.00084, 3.0),
-                HardGauss2d => (0.07, 0.00015, 50.0),
-                Circle => (4.0, 0.2, 0.002),
-            };
-            let sd = if experiment == Gauss30d {
-                StepSize::Scalar(s)
-            } else {
-                per_coordinate(s, d)
-            };
+            let (tau, sd, b) = penalty_full(experiment);
             return Ok(Box::new(
                 DpPenalty::builder().tau(tau).proposal_sd(sd).clip_bound(b),
             ));
         }
-        let (tau, s, b) = match experiment {
-            EasyBanana2d => (0.1, 0.008, 1.8),
-            EasyBanana10d => (0.10, 0.0015, 3.0),
-            TemperedBanana2d => (0.2, 0.04, 3.5),
-            TemperedBanana10d => (0.10, 0.04, 3.0),
-            HardBanana2d => (0.1, 0.0015, 8.5),
-            Gauss30d => (0.2, 0.00084, 3.0),
-            HardGauss2d => (0.1, 0.0002, 45.0),
-            Circle => (4.0, 0.3, 0.002),
-        };
+        let (tau, s, b) = penalty_ocu(experiment);
         Ok(Box::new(
             DpPenalty::builder()
                 .tau(tau)

@@ -13,11 +13,12 @@
 
 use rand_distr::{Distribution, StandardNormal};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::models::Model;
 use crate::rng::ChainRng;
 use crate::samplers::kernel::{Kernel, StepInfo};
 use crate::samplers::poisson_batch::GradientDrift;
+use crate::samplers::stochastic_gradient::check_gradients;
 
 /// DP-SGLD settings (build with [`DpSgld`](super::DpSgld)).
 #[derive(Clone, Debug)]
@@ -48,19 +49,6 @@ impl DpSgldKernel {
         self.step_size
             .sqrt()
             .max(coef * self.charged * self.clip_bound)
-    }
-}
-
-/// The model must have per-row gradients.
-pub(crate) fn check_gradients<M: Model + ?Sized>(key: &str, model: &M) -> Result<()> {
-    if model.has_gradient() {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            "model",
-            "no gradients",
-            format!("{key} needs per-row gradients (`Model::grad_log_lik_row`)"),
-        ))
     }
 }
 

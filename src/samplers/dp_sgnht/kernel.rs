@@ -17,9 +17,9 @@ use rand_distr::{Distribution, StandardNormal};
 use crate::error::Result;
 use crate::models::Model;
 use crate::rng::ChainRng;
-use crate::samplers::dp_sgld::check_gradients;
 use crate::samplers::kernel::{Kernel, StepInfo};
 use crate::samplers::poisson_batch::GradientDrift;
+use crate::samplers::stochastic_gradient::check_gradients;
 
 /// DP-SGNHT settings (build with [`DpSgnht`](super::DpSgnht)).
 #[derive(Clone, Debug)]

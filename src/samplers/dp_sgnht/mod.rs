@@ -7,15 +7,15 @@ pub use kernel::{DpSgnhtKernel, DpSgnhtState};
 
 use serde::{Deserialize, Serialize};
 
-use super::dp_sgld::{
-    AUTO_ITERATIONS, DEFAULT_MAX_ITERATIONS, ThesisScale, check_gradients, check_tempering,
-    gradient_privacy_cost, gradient_setters, one, public_step,
-};
 use super::poisson_batch::{check_gradient_settings, gradient_method_checked};
 use super::privacy::dp_run;
 use super::sampler::SamplerEntry;
 use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, run_setters};
+use super::stochastic_gradient::{
+    AUTO_ITERATIONS, DEFAULT_MAX_ITERATIONS, ThesisScale, check_gradients, check_tempering,
+    gradient_privacy_cost, gradient_setters, one, public_step,
+};
 use crate::accounting::Method;
 use crate::error::{Result, check};
 use crate::models::{Experiment, Model};

@@ -99,22 +99,6 @@ pub(crate) const ENTRY: SamplerEntry = SamplerEntry {
     build: || Box::new(Hmc::builder()),
 };
 
-/// The thesis' tuned leapfrog integrator `(L, η)` per experiment (its DP HMC table, `hmc`;
-/// the non-private baseline uses it outside the flat bananas; unit masses).
-pub(crate) fn thesis_integrator(experiment: Experiment) -> (usize, f64) {
-    use Experiment::*;
-    match experiment {
-        EasyBanana2d => (10, 0.0005),
-        EasyBanana10d => (10, 0.00015),
-        TemperedBanana2d => (10, 0.01),
-        TemperedBanana10d => (10, 0.015),
-        HardBanana2d => (5, 0.00045),
-        Gauss30d => (5, 0.00025),
-        HardGauss2d => (8, 0.00007),
-        Circle => (40, 0.07),
-    }
-}
-
 impl Sampler for Hmc {
     sampler_basics!("hmc", baseline);
     field_setters!(set_clip_bound(f64) => Some(clip_bound), set_clip_distance(ClipDistance) => clip_distance);
@@ -133,7 +117,7 @@ impl Sampler for Hmc {
                 Hmc::builder().step_size(0.001).leapfrog_steps(15).mass(m)
             }
             _ => {
-                let (l, eta) = thesis_integrator(experiment);
+                let (l, eta) = super::thesis_tables::integrator(experiment);
                 Hmc::builder()
                     .step_size(eta)
                     .leapfrog_steps(l)

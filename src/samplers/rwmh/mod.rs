@@ -7,7 +7,6 @@ pub use kernel::RwmhKernel;
 
 use serde::{Deserialize, Serialize};
 
-use super::dp_penalty::DpPenalty;
 use super::driver::finish;
 use super::proposal::{ClipDistance, StepSize};
 use super::run::Run;
@@ -102,13 +101,7 @@ impl Sampler for Rwmh {
                 v.extend([0.002; 8]);
                 StepSize::PerCoordinate(v)
             }
-            _ => {
-                let dp = DpPenalty::builder().tuned_for(experiment)?;
-                dp.as_any()
-                    .downcast_ref::<DpPenalty>()
-                    .map(|p| p.proposal_sd.clone())
-                    .unwrap_or(StepSize::Scalar(0.01)) // unreachable: the table builds a DpPenalty
-            }
+            _ => super::thesis_tables::penalty_full(experiment).1,
         };
         Ok(Box::new(Rwmh::builder().proposal_sd(sd).iterations(3000)))
     }
