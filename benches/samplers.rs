@@ -228,7 +228,7 @@ fn thesis_penalty(exp: Experiment) -> DpPenalty {
 /// The thesis code's time per iteration at ε = 4 (oraisa/masters-thesis at f859f560, its own
 /// samplers' loop after JIT warm-up, the thesis' tuned settings, ε = 4), in seconds, and where
 /// it was measured. The defaults are the smallest of three rounds timed side by side with this
-/// bench on the development machine (2026-11-24; the protocol is in the README, "Performance");
+/// bench on the development machine (2026-11-24; the protocol is in docs/PERFORMANCE.md);
 /// the smallest, so the ratios are not overstated. On another machine they are
 /// indicative only (a slower machine understates the speed-up, a faster one overstates it).
 /// Time the thesis code on your machine and pass its figures to put both in one run:

@@ -13,7 +13,9 @@ file defines" (a `mod.rs` re-exporting its children is not an arrow). Prints:
   a room uses only rooms below it or on its own floor;
 - circles between files (strongly connected components of more than one file).
 
-`--check` exits 1 when an arrow runs up, a circle is not one of `KNOWN_CIRCLES` (each two
+- arrows between sibling folders (`SIBLINGS`: one sampler folder using another's code).
+
+`--check` exits 1 when an arrow runs up or joins two siblings, a circle is not one of `KNOWN_CIRCLES` (each two
 halves of one computation, with the reason), or there are more than `MAX_CIRCLES`. The binary
 (`src/bin`) is the top floor and is not part of the graph's rooms.
 """
@@ -40,6 +42,10 @@ LAYERS = [
 ]
 
 MAX_CIRCLES = 3
+
+# Folders whose subfolders are siblings that never import each other (shared code goes one
+# level up): the sampler folders. `pass/` is the samplers' shared data passes, not a sampler.
+SIBLINGS = {"samplers": {"pass"}}
 
 # The circles the crate keeps, each two halves of one computation (`--check` fails on others).
 KNOWN_CIRCLES = {
@@ -286,6 +292,19 @@ def main():
         print(f"  {u}")
     if up:
         problems.append(f"{len(up)} arrows run up")
+    siblings = []
+    for a, ts in sorted(edges.items()):
+        for b in sorted(ts):
+            for top, shared in SIBLINGS.items():
+                folders = [m[1] for m in (a, b) if len(m) >= 2 and m[0] == top]
+                if len(folders) == 2 and folders[0] != folders[1] and \
+                        all((SRC / top / f).is_dir() and f not in shared for f in folders):
+                    siblings.append(f"{name(a)} → {name(b)}")
+    print(f"arrows between sibling folders: {len(siblings)}")
+    for u in siblings:
+        print(f"  {u}")
+    if siblings:
+        problems.append(f"{len(siblings)} arrows between sibling folders (move the shared code up)")
     cs = circles(edges)
     print(f"circles between files: {len(cs)}")
     unknown = []

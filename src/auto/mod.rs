@@ -120,7 +120,7 @@ pub struct ClipChoice {
     pub noise_multiplier: Option<f64>,
 }
 
-/// A finished `auto` run: the chains' [`Run`] (draws, ledger, random source) and, beside it,
+/// A finished `auto` run: the chains' [`Run`](crate::samplers::Run) (draws, ledger, random source) and, beside it,
 /// every setting the run derived under DP (its [`AutoReport`]).
 pub type AutoRun = Fit<AutoReport>;
 
@@ -147,7 +147,7 @@ impl std::fmt::Display for Fit<AutoReport> {
 pub struct AutoReport {
     /// The sampler.
     pub algorithm: SamplerKind,
-    /// The total Gaussian `μ` the budget allows ([`gaussian_budget`](crate::accounting::gaussian_budget)).
+    /// The total Gaussian `μ` the budget allows ([`gaussian_budget`]).
     pub mu_total: f64,
     /// The shares of the releases before the chains.
     pub split: BudgetSplit,

@@ -13,7 +13,7 @@
 //! storage and only the data differ (by at most 2⁻²⁴ relative, ~6·10⁻⁸). The DP guarantee is
 //! unaffected: the rounding is a fixed per-row map, so the rounded data set is the data set the
 //! mechanism sees, and neighbouring data sets stay neighbours after rounding. How far results
-//! move is measured in `docs/ARCHITECTURE.md` ("Compact data layout").
+//! move is measured in `docs/PERFORMANCE.md` ("Compact data layout").
 
 use std::fmt;
 use std::sync::Arc;

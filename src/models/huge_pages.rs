@@ -5,7 +5,7 @@
 //! spans 4096 pages and ten column streams walk them side by side, so the passes wait on page
 //! walks as well as on the data; backed by 2 MB pages the same passes run 5-10 % faster
 //! (measured: DP HMC gauss-30d and tempered-10d, DP penalty tempered-10d, RWMH easy-10d, one
-//! chain on this repository's 2-core machine, docs/ARCHITECTURE.md "The hot loop"). Linux backs anonymous
+//! chain on this repository's 2-core machine, docs/PERFORMANCE.md "The hot loop"). Linux backs anonymous
 //! memory with huge pages only where asked (`transparent_hugepage = madvise`, the common
 //! default), so [`advise`] asks for them on the buffer's whole 2 MB pages and collapses the
 //! pages already written in place (`MADV_COLLAPSE`, Linux 6.1; about 0.3 ms per MB).

@@ -1,6 +1,6 @@
 //! The [`Kernel`] trait (BlackJAX's state/info split) and the per-step record [`StepInfo`].
 
-use crate::error::Result;
+use crate::error::{Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
 
@@ -121,4 +121,13 @@ pub fn metropolis(log_u: f64, log_alpha: f64) -> (bool, bool) {
     } else {
         (log_u < log_alpha, false)
     }
+}
+/// The settings every penalty kernel validates: `tau > 0`, `clip_bound > 0`, proposal sds > 0.
+pub(crate) fn check_penalty(tau: f64, clip_bound: f64, proposal_sd: &[f64]) -> Result<()> {
+    check::positive("tau", tau)?;
+    check::positive("clip_bound", clip_bound)?;
+    for &s in proposal_sd {
+        check::positive("proposal_sd", s)?;
+    }
+    Ok(())
 }

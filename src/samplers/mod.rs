@@ -10,6 +10,7 @@ pub(crate) mod batch;
 pub(crate) mod budget;
 pub(crate) mod driver;
 mod fluent;
+mod hamiltonian;
 pub(crate) mod kernel;
 pub(crate) mod ledger;
 pub mod pass;

@@ -112,7 +112,7 @@ pub struct RunSettings {
     /// (default `None`: automatic, the pool's threads divided by the chains, at least 1; so
     /// few chains on many cores split their passes, many chains run one thread each). Passes
     /// over fewer than 256 (`PARALLEL_MIN_CHUNKS`)
-    /// chunks of 1024 rows stay sequential. Results do not depend on it (docs/ARCHITECTURE.md,
+    /// chunks of 1024 rows stay sequential. Results do not depend on it (docs/PERFORMANCE.md,
     /// "The parallel pass").
     #[serde(default)]
     pub threads_per_chain: Option<usize>,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::hmc::{HmcKernel, HmcNoise};
+use super::hamiltonian::{HmcKernel, HmcNoise};
 use super::privacy::{
     PrivacyCost, dp_run, full_data_accountant, full_data_label, full_data_method,
     full_data_method_checked, gaussian_release,

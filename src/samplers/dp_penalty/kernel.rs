@@ -20,7 +20,7 @@ use crate::error::{Result, check};
 use crate::models::Model;
 use crate::noise::Lattice;
 use crate::rng::ChainRng;
-use crate::samplers::kernel::{Kernel, StepInfo, metropolis};
+use crate::samplers::kernel::{Kernel, StepInfo, check_penalty, metropolis};
 use crate::samplers::pass::RowCache;
 use crate::samplers::proposal::{ProposalKind, RandomWalk, distance};
 
@@ -47,16 +47,6 @@ pub struct DpPenaltyState {
     log_prior: f64,
     cache: RowCache,
     walk: RandomWalk,
-}
-
-/// The settings every penalty kernel validates: `tau > 0`, `clip_bound > 0`, proposal sds > 0.
-pub(crate) fn check_penalty(tau: f64, clip_bound: f64, proposal_sd: &[f64]) -> Result<()> {
-    check::positive("tau", tau)?;
-    check::positive("clip_bound", clip_bound)?;
-    for &s in proposal_sd {
-        check::positive("proposal_sd", s)?;
-    }
-    Ok(())
 }
 
 impl DpPenaltyKernel {

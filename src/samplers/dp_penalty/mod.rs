@@ -4,7 +4,6 @@
 mod kernel;
 
 pub use kernel::DpPenaltyKernel;
-pub(crate) use kernel::check_penalty;
 
 use serde::{Deserialize, Serialize};
 

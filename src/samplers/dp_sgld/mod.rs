@@ -168,7 +168,7 @@ impl Sampler for DpSgld {
         ))
     }
 
-    /// The public step of [`public_step`] (half the posterior scale per step), the Langevin
+    /// The public step of `public_step` (half the posterior scale per step), the Langevin
     /// noise alone, at most [`AUTO_ITERATIONS`] (or the target) iterations per chain.
     fn derive_auto(&self, p: &AutoInputs) -> Result<(Box<dyn Sampler>, DerivedSettings)> {
         let c = p.clip.unwrap_or(1.0);

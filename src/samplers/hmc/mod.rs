@@ -1,9 +1,7 @@
-//! HMC: the non-private baseline's builder, and the kernel ([`HmcKernel`]) it shares with DP
-//! HMC (which adds [`HmcNoise`]).
+//! HMC: the non-private baseline's builder. Its kernel ([`HmcKernel`]), shared with DP HMC
+//! (which adds [`HmcNoise`]), is one level up (`samplers/hamiltonian.rs`).
 
-mod kernel;
-
-pub use kernel::{HmcKernel, HmcNoise};
+pub use super::hamiltonian::{HmcKernel, HmcNoise};
 
 use crate::samplers::Gradient;
 

@@ -23,8 +23,7 @@ use crate::models::Model;
 use crate::noise::Lattice;
 use crate::rng::ChainRng;
 use crate::samplers::batch::SubsampledState;
-use crate::samplers::dp_penalty::check_penalty;
-use crate::samplers::kernel::{Kernel, StepInfo, metropolis};
+use crate::samplers::kernel::{Kernel, StepInfo, check_penalty, metropolis};
 use crate::samplers::proposal::{ProposalKind, distance};
 
 /// Minibatch DP penalty settings (build with [`MinibatchPenalty`](super::MinibatchPenalty)).

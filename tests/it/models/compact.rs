@@ -212,7 +212,7 @@ fn data_that_do_not_fit_f32_are_typed_errors() {
     ));
 }
 
-/// The measurement behind docs/ARCHITECTURE.md ("Compact data layout"): how far the exact
+/// The measurement behind docs/PERFORMANCE.md ("Compact data layout"): how far the exact
 /// posterior means and DP penalty runs (the thesis' tuned settings, ε = 4 and δ = 0.1/n per chain, 4 chains,
 /// seed 1) move on easy-2d and gauss-30d. Run with
 /// `cargo test --test it models::compact -- --ignored --nocapture`.
