@@ -2,7 +2,7 @@
 //! cargo configuration `scripts/kernel-env.sh` prepares for the evcxr kernel) it passes a hash
 //! of the crate's sources to rustc as `--cfg dp_mcmc_source="…"`: evcxr's compile cache keys a
 //! crate by its rustc command line, so with the hash on it the kernel reuses a compiled dp-mcmc
-//! exactly as long as the sources are unchanged (README, "Loading the crate in a notebook").
+//! exactly as long as the sources are unchanged (docs/NOTEBOOKS.md, "Loading the crate in a notebook").
 //! The sources: everything under `src/`, the files directly in `data/` (the library includes
 //! one of them), `Cargo.toml` and this file.
 

@@ -785,3 +785,51 @@ fn help_texts_list_the_registry() {
     assert_eq!(status, 2);
     assert!(err.contains(&auto), "{err}");
 }
+
+/// The numbers the README prints for deterministic commands are what the CLI prints: every
+/// `$B iterations|delta|epsilon …` line of a README code block followed by a `# {…}` comment
+/// is run, and each `"key":value` in the comment must be in its JSON with that value.
+#[test]
+fn readme_numbers_are_what_the_cli_prints() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let lines: Vec<&str> = readme.lines().collect();
+    let mut checked = 0;
+    for pair in lines.windows(2) {
+        let (cmd, comment) = (pair[0].trim(), pair[1].trim());
+        let Some(args) = cmd.strip_prefix("$B ") else {
+            continue;
+        };
+        let Some(json) = comment.strip_prefix("# {") else {
+            continue;
+        };
+        if !["iterations ", "delta ", "epsilon "]
+            .iter()
+            .any(|c| args.starts_with(c))
+        {
+            continue;
+        }
+        let (status, out, err) = dp_mcmc(&split(args));
+        assert_eq!(status, 0, "{args}: {err}");
+        let got: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+        for fragment in json
+            .split(',')
+            .filter(|f| f.contains(':') && !f.contains("..."))
+        {
+            let (key, value) = fragment.split_once(':').unwrap();
+            let key = key.trim().trim_matches('"');
+            let want: serde_json::Value = serde_json::from_str(value.trim().trim_end_matches('}'))
+                .unwrap_or_else(|_| panic!("README value {value} for {key} is not JSON"));
+            assert_eq!(
+                got[key], want,
+                "README says {key} = {want} for `{args}`; the CLI prints {}",
+                got[key]
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 2,
+        "the README's CLI examples lost their printed numbers"
+    );
+}
