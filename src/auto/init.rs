@@ -32,7 +32,7 @@ use crate::rng::ChainRng;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 
-use crate::samplers::pass::GradBuffer;
+use crate::samplers::pass::{GradBuffer, clip_factor};
 
 /// How the initial point is computed: `rounds` rounds, each two clip bounds (gradient: public
 /// or a DP quantile; Hessian: a DP quantile) and `steps_per_round` Newton steps.
@@ -263,17 +263,6 @@ fn norm(v: &[f64]) -> f64 {
         s.sqrt()
     } else {
         f64::INFINITY
-    }
-}
-
-/// The scale that clips a vector of norm `n` to `c` (0 for a non-finite one).
-fn clip_factor(n: f64, c: f64) -> f64 {
-    if !n.is_finite() {
-        0.0
-    } else if n > c {
-        c / n
-    } else {
-        1.0
     }
 }
 

@@ -446,7 +446,7 @@ impl GlmData {
     }
 
     /// The Poisson cap `K` (the response's declared upper bound, at least 1).
-    fn cap(&self) -> f64 {
+    pub(super) fn cap(&self) -> f64 {
         self.y_hi.max(1.0)
     }
 
@@ -462,60 +462,6 @@ impl GlmData {
     /// `p` act on `v`): exact, by vertex enumeration or a certified branch and bound.
     pub(crate) fn max_shaped_norm(&self, m: &DMatrix<f64>) -> f64 {
         self.polytope.max_norm(m)
-    }
-
-    /// Sound bounds, over every row the declared bounds allow, of `‖A g_j(θ)‖` (the score
-    /// shaped by `a`) and of `‖B I_j(θ) Bᵀ‖_F` (the information shaped by `b`), and the factor
-    /// that turns the latter into the substitution sensitivity (`√2` for rank-one PSD terms,
-    /// 2 otherwise).
-    pub(crate) fn row_bounds(
-        &self,
-        theta: &[f64],
-        a: &DMatrix<f64>,
-        b: &DMatrix<f64>,
-    ) -> (f64, f64, f64) {
-        let up = 1.0 + 1e-12;
-        let (eta_lo, eta_hi) = self.eta_range(&theta[..self.p]);
-        match self.kind {
-            GlmKind::Logistic => {
-                // |y − σ(η)| ≤ max(σ(η), σ(−η)) = σ(|η|), largest at the η farthest from 0;
-                // the weight is largest at the η of the range closest to 0 (the link's one
-                // formula, accurate in both tails)
-                let far = eta_lo.abs().max(eta_hi.abs());
-                let r = super::link::sigmoid(far).min(1.0);
-                let w = self.link().map_or(0.25, |l| l.max_weight(eta_lo, eta_hi));
-                let nb = self.max_shaped_norm(b);
-                (
-                    r * self.max_shaped_norm(a) * up,
-                    w * nb * nb * up,
-                    std::f64::consts::SQRT_2,
-                )
-            }
-            GlmKind::Poisson => {
-                let k = self.cap();
-                let w = self.link().map_or(k, |l| l.max_weight(eta_lo, eta_hi));
-                let nb = self.max_shaped_norm(b);
-                (
-                    k * self.max_shaped_norm(a) * up,
-                    w * nb * nb * up,
-                    std::f64::consts::SQRT_2,
-                )
-            }
-            GlmKind::Linear => {
-                let p = self.p;
-                let e = (-2.0 * theta[p]).exp();
-                let r = (self.y_hi - eta_lo).abs().max((self.y_lo - eta_hi).abs());
-                let a_beta = a.columns(0, p).into_owned();
-                let a_s = a.column(p).norm();
-                let ga =
-                    r * e * self.max_shaped_norm(&a_beta) + (r * r * e - 1.0).abs().max(1.0) * a_s;
-                let b_beta = b.columns(0, p).into_owned();
-                let b_s = b.column(p).norm();
-                let ba = self.max_shaped_norm(&b_beta) + 2.0 * r * b_s;
-                let hb = e * ba * ba + 2.0 * r * r * e * b_s * b_s;
-                (ga * up, hb * up, 2.0)
-            }
-        }
     }
 
     /// Adds `Σ_j g_j(θ)` to `grad` and `Σ_j I_j(θ)` (full `d × d`) to `info`.
@@ -566,6 +512,7 @@ impl GlmData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::noise_aware::sensitivity::separate_bounds;
 
     fn data(kind: GlmKind) -> GlmData {
         let x = vec![1.0, 0.0, 2.0, 1.0, 1.0, -1.0, 1.0, 0.5, 0.0];
@@ -652,7 +599,7 @@ mod tests {
                 let theta: Vec<f64> = (0..d).map(|_| rng.random_range(-2.0..2.0)).collect();
                 let a = DMatrix::from_fn(d, d, |_, _| rng.random_range(-1.0..1.0));
                 let b = DMatrix::from_fn(d, d, |_, _| rng.random_range(-1.0..1.0));
-                let (bg, bh, _) = base.row_bounds(&theta, &a, &b);
+                let (bg, bh, _) = separate_bounds(&base, &theta, &a, &b);
                 // one random row in the box
                 let x = [
                     1.0,

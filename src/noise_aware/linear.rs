@@ -50,6 +50,7 @@ use super::linalg::{
 use super::link::GlmKind;
 use super::posterior::ChainDraws;
 use super::releases::{Release, checked_sensitivity};
+use super::sensitivity::{moment_sensitivities, xty_sensitivity};
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
 
@@ -83,44 +84,6 @@ pub struct SufficientRelease {
     /// Noise multipliers of the three releases (`μ_i = 1/(2z_i²)`; `None` for a release
     /// that is entirely public, i.e. `XᵀX` of a Gaussian mean).
     pub noise_multipliers: [Option<f64>; 3],
-}
-
-/// Rounding up of a computed sensitivity.
-const ROUND_UP: f64 = 1.0 + 1e-12;
-
-/// The extremes of `y²` over the declared response range (internal coordinates).
-fn y_squared_range(data: &GlmData) -> (f64, f64) {
-    let (yl, yh) = (data.y_lo, data.y_hi);
-    let y_min = if yl <= 0.0 && yh >= 0.0 {
-        0.0
-    } else {
-        (yl * yl).min(yh * yh)
-    };
-    (y_min, (yl * yl).max(yh * yh))
-}
-
-/// The substitution sensitivities of `svec(XᵀX)` and `yᵀy` over the declared box (internal
-/// coordinates): `√(2 max‖x‖⁴ − 2 max(0, min xᵀx')²)` and `max y² − min y²`, rounded up.
-pub(crate) fn moment_sensitivities(data: &GlmData) -> [f64; 2] {
-    let (mut big, mut small) = (0.0, 0.0);
-    for a in 0..data.p {
-        let (l, h) = (data.lo[a], data.hi[a]);
-        big += (l * l).max(h * h);
-        small += (l * h).min(l * l).min(h * h);
-    }
-    let small: f64 = f64::max(small, 0.0);
-    let (y_min, y_max) = y_squared_range(data);
-    [
-        (2.0 * big * big - 2.0 * small * small).max(0.0).sqrt() * ROUND_UP,
-        (y_max - y_min) * ROUND_UP,
-    ]
-}
-
-/// The substitution sensitivity of `A Xᵀy` over the declared box (internal coordinates):
-/// `2 max‖Ax‖ max|y|`, the maximum over the allowed polytope, rounded up.
-pub(crate) fn xty_sensitivity(data: &GlmData, a: &DMatrix<f64>) -> f64 {
-    let (_, y_max) = y_squared_range(data);
-    2.0 * data.max_shaped_norm(a) * y_max.sqrt() * ROUND_UP
 }
 
 /// The noise multipliers of the three releases for a total Gaussian `mu` split by `shares`

@@ -28,6 +28,7 @@ use super::releases::{Path, Release, Round, noise_multiplier, noisy, project_pd}
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
+use crate::samplers::pass::clip_factor;
 
 /// Rows per block of the clipped sums (a block's per-row gradients at `d + 1` points).
 const BLOCK: usize = 512;
@@ -164,11 +165,6 @@ pub(crate) fn clipped_sums<M: Model + ?Sized>(
         start += rows;
     }
     Ok((grad, info))
-}
-
-/// The factor that scales a term of norm `norm` to norm at most `c`.
-fn clip_factor(norm: f64, c: f64) -> f64 {
-    if norm > c { c / norm } else { 1.0 }
 }
 
 /// One round of a library model's releases at the public point `theta`: the information

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use super::data::GlmData;
 use super::linalg::{SymFn, floor_eigenvalues, svec, sym_fn, unsvec};
 use super::link::GlmKind;
+use super::sensitivity::{information_bound, score_sensitivity, separate_bounds};
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
 
@@ -461,9 +462,8 @@ pub fn release_information(
 ) -> Result<Release> {
     let z = crate::error::check::positive("noise multiplier", z)?;
     let (d, _, info) = exact_sums(data, theta);
-    let (_, bound, factor) = data.row_bounds(theta, &DMatrix::identity(d, d), b);
-    let bound =
-        super::sensitivity::information_bound(data, theta, b).map_or(bound, |e| e.min(bound));
+    let (_, bound, factor) = separate_bounds(data, theta, &DMatrix::identity(d, d), b);
+    let bound = information_bound(data, theta, b).map_or(bound, |e| e.min(bound));
     noisy(
         "noise-aware information release",
         svec(&(b * &info * b.transpose())),
@@ -540,9 +540,8 @@ pub fn release_score(
 ) -> Result<Release> {
     let z = crate::error::check::positive("noise multiplier", z)?;
     let (d, grad, _) = exact_sums(data, theta);
-    let (bound, _, _) = data.row_bounds(theta, a, &DMatrix::identity(d, d));
-    let sensitivity = super::sensitivity::score_sensitivity(data, theta, a)
-        .map_or(2.0 * bound, |e| e.min(2.0 * bound));
+    let (bound, _, _) = separate_bounds(data, theta, a, &DMatrix::identity(d, d));
+    let sensitivity = score_sensitivity(data, theta, a).map_or(2.0 * bound, |e| e.min(2.0 * bound));
     let values = (a * DVector::from_column_slice(&grad)).as_slice().to_vec();
     noisy("noise-aware score release", values, sensitivity, z, rng)
 }
@@ -627,7 +626,7 @@ fn score_shape(data: &GlmData, theta: &[f64], curv: &DMatrix<f64>) -> Result<DMa
         let Some(a_inv) = a.clone().try_inverse() else {
             return f64::INFINITY;
         };
-        let (bg, _, _) = data.row_bounds(theta, a, &DMatrix::identity(d, d));
+        let (bg, _, _) = separate_bounds(data, theta, a, &DMatrix::identity(d, d));
         let sigma = &a_inv * a_inv.transpose() * (bg * bg);
         let infl = &cov * sigma * &cov;
         (0..d).map(|i| infl[(i, i)] / cov[(i, i)]).sum::<f64>() / d as f64
@@ -1041,7 +1040,7 @@ mod tests {
         let cov = curv.clone().cholesky().unwrap().inverse();
         let objective = |a: &DMatrix<f64>| -> f64 {
             let a_inv = a.clone().try_inverse().unwrap();
-            let (bg, _, _) = data.row_bounds(&theta, a, &DMatrix::identity(4, 4));
+            let (bg, _, _) = separate_bounds(&data, &theta, a, &DMatrix::identity(4, 4));
             let infl = &cov * (&a_inv * a_inv.transpose() * (bg * bg)) * &cov;
             (0..4).map(|i| infl[(i, i)] / cov[(i, i)]).sum::<f64>() / 4.0
         };

@@ -9,6 +9,20 @@
 //! Both compute every clipped row's factor by the same two IEEE operations on the same
 //! value, so the factors (and every released sum) are the same bits on every CPU.
 
+/// The scale that clips one term of norm `norm` to the ball of radius `bound`: `bound/norm`
+/// above it, 1 within, and 0 for a non-finite norm (the term is dropped: bounded, as every
+/// clipped sum must be). The per-row form of the passes' factors, for the passes outside the
+/// samplers' hot loop (the DP initial point, a library model's noise-aware releases).
+pub(crate) fn clip_factor(norm: f64, bound: f64) -> f64 {
+    if !norm.is_finite() {
+        0.0
+    } else if norm > bound {
+        bound / norm
+    } else {
+        1.0
+    }
+}
+
 /// Replaces each squared norm `s` by the row's clip factor: `B/√s` where `s > B²`, else 1.
 /// Returns how many rows were over the bound and whether every `s` was finite (a NaN or
 /// infinite one is the caller's to fix up: `fix_nonfinite_rows`, or the separate sweeps).

@@ -19,6 +19,7 @@ mod ratio;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use clip_factors::clip_factor;
 pub use gradient::GradBuffer;
 pub(crate) use lockstep::{Lockstep, run_member};
 pub use ratio::{ClippedSum, RowCache};
