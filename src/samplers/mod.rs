@@ -25,6 +25,7 @@ pub(crate) mod split;
 pub(crate) mod stochastic_gradient;
 mod thesis_tables;
 pub mod vcorr;
+mod walk_state;
 
 pub use crate::accounting::Method;
 pub use crate::noise::Noise;

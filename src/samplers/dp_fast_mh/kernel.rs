@@ -23,7 +23,8 @@ use crate::error::{Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
 use crate::samplers::kernel::{Kernel, StepInfo, metropolis};
-use crate::samplers::proposal::{ProposalKind, RandomWalk, distance};
+use crate::samplers::proposal::{ProposalKind, distance};
+use crate::samplers::walk_state::WalkState;
 
 /// DP-Fast MH settings (build with [`DpFastMh`](super::DpFastMh)).
 #[derive(Clone, Debug)]
@@ -43,10 +44,7 @@ pub struct DpFastMhKernel {
 /// Per-chain state of DP-Fast MH.
 #[derive(Clone, Debug)]
 pub struct DpFastMhState {
-    theta: Vec<f64>,
-    proposal_buf: Vec<f64>,
-    log_prior: f64,
-    walk: RandomWalk,
+    rw: WalkState,
     rows: Vec<usize>,
     ratios: Vec<f64>,
 }
@@ -149,10 +147,13 @@ impl Kernel for DpFastMhKernel {
         // a batch beyond 2K + 64 draws is rare (Poisson tail); past it the buffers grow once
         let cap = (2.0 * self.batch_cap).min(1e7) as usize + 64;
         Ok(DpFastMhState {
-            theta: theta0.to_vec(),
-            proposal_buf: theta0.to_vec(),
-            log_prior: model.log_prior(theta0),
-            walk: RandomWalk::new(ProposalKind::Full, self.proposal_sd.clone(), rng)?,
+            rw: WalkState::new(
+                model,
+                theta0,
+                ProposalKind::Full,
+                self.proposal_sd.clone(),
+                rng,
+            )?,
             rows: Vec::with_capacity(cap),
             ratios: Vec::with_capacity(cap),
         })
@@ -164,15 +165,15 @@ impl Kernel for DpFastMhKernel {
         s: &mut Self::State,
         rng: &mut ChainRng,
     ) -> StepInfo {
-        s.walk.propose(&s.theta, &mut s.proposal_buf, rng);
+        s.rw.propose(rng);
         let n_rows = model.n_rows();
-        let m = distance(&s.theta, &s.proposal_buf);
+        let m = distance(&s.rw.theta, &s.rw.proposal_buf);
         let l = self.total_bound(n_rows as f64, model.tempering(), m);
-        let lp_new = model.log_prior(&s.proposal_buf);
+        let lp_new = model.log_prior(&s.rw.proposal_buf);
         let within_cap = self.lambda + l < self.batch_cap; // false for a NaN distance
         if !within_cap || !lp_new.is_finite() {
             // beyond the batch cap (or outside the prior's support): rejected, data untouched
-            s.walk.feedback(false);
+            s.rw.walk.feedback(false);
             return StepInfo {
                 nonfinite: lp_new.is_nan() || lp_new == f64::INFINITY,
                 ..StepInfo::default()
@@ -184,18 +185,17 @@ impl Kernel for DpFastMhKernel {
             .extend((0..draws).map(|_| rng.random_range(0..n_rows)));
         s.ratios.clear();
         s.ratios.resize(draws, 0.0);
-        model.log_lik_ratio_indexed(&s.theta, &s.proposal_buf, &s.rows, &mut s.ratios);
+        model.log_lik_ratio_indexed(&s.rw.theta, &s.rw.proposal_buf, &s.rows, &mut s.ratios);
         let test = self.minibatch_test(&s.ratios, m, l, rng);
         let sd = self.noise_multiplier * 2.0 * test.half_sensitivity;
         let xi: f64 = StandardNormal.sample(rng);
-        let log_alpha = lp_new - s.log_prior + test.log_ratio + sd * xi - 0.5 * sd * sd;
+        let log_alpha = lp_new - s.rw.log_prior + test.log_ratio + sd * xi - 0.5 * sd * sd;
         let log_u = rng.random::<f64>().ln();
         let (accepted, nonfinite) = metropolis(log_u, log_alpha);
         if accepted {
-            std::mem::swap(&mut s.theta, &mut s.proposal_buf);
-            s.log_prior = lp_new;
+            s.rw.accept(lp_new);
         }
-        s.walk.feedback(accepted);
+        s.rw.walk.feedback(accepted);
         StepInfo {
             accepted,
             log_alpha,
@@ -209,11 +209,11 @@ impl Kernel for DpFastMhKernel {
     }
 
     fn position<'a>(&self, s: &'a Self::State) -> &'a [f64] {
-        &s.theta
+        &s.rw.theta
     }
 
     fn set_step_scale(&self, s: &mut Self::State, scale: f64) {
-        s.walk.set_scale(scale);
+        s.rw.walk.set_scale(scale);
     }
 }
 
@@ -316,9 +316,9 @@ mod tests {
         let mut s = k.init(&Untouchable, &[0.0], &mut rng).unwrap();
         let mut far = 0;
         for _ in 0..200 {
-            let before = s.theta[0];
+            let before = s.rw.theta[0];
             let info = k.step(&Untouchable, &mut s, &mut rng);
-            assert!(!info.accepted && s.theta[0] == before);
+            assert!(!info.accepted && s.rw.theta[0] == before);
             far += 1;
         }
         assert_eq!(far, 200);

@@ -22,7 +22,8 @@ use crate::noise::Lattice;
 use crate::rng::ChainRng;
 use crate::samplers::kernel::{Kernel, StepInfo, check_penalty, metropolis};
 use crate::samplers::pass::RowCache;
-use crate::samplers::proposal::{ProposalKind, RandomWalk, distance};
+use crate::samplers::proposal::{ProposalKind, distance};
+use crate::samplers::walk_state::WalkState;
 
 /// The DP penalty kernel (validated settings; build it with [`DpPenalty`](super::DpPenalty)).
 #[derive(Clone, Debug)]
@@ -42,11 +43,8 @@ pub struct DpPenaltyKernel {
 /// Per-chain state of DP penalty.
 #[derive(Clone, Debug)]
 pub struct DpPenaltyState {
-    theta: Vec<f64>,
-    proposal_buf: Vec<f64>,
-    log_prior: f64,
+    rw: WalkState,
     cache: RowCache,
-    walk: RandomWalk,
 }
 
 impl DpPenaltyKernel {
@@ -97,11 +95,8 @@ impl Kernel for DpPenaltyKernel {
         rng: &mut ChainRng,
     ) -> Result<DpPenaltyState> {
         Ok(DpPenaltyState {
-            theta: theta0.to_vec(),
-            proposal_buf: theta0.to_vec(),
-            log_prior: model.log_prior(theta0),
+            rw: WalkState::new(model, theta0, self.proposal, self.proposal_sd.clone(), rng)?,
             cache: RowCache::new(model, theta0),
-            walk: RandomWalk::new(self.proposal, self.proposal_sd.clone(), rng)?,
         })
     }
 
@@ -111,19 +106,19 @@ impl Kernel for DpPenaltyKernel {
         s: &mut DpPenaltyState,
         rng: &mut ChainRng,
     ) -> StepInfo {
-        s.walk.propose(&s.theta, &mut s.proposal_buf, rng);
-        let delta = distance(&s.theta, &s.proposal_buf);
+        s.rw.propose(rng);
+        let delta = distance(&s.rw.theta, &s.rw.proposal_buf);
         let bound = self.clip_bound * delta;
-        let sums = s
-            .cache
-            .clipped_ratio_sum::<false, _>(model, &s.theta, &s.proposal_buf, bound);
+        let sums =
+            s.cache
+                .clipped_ratio_sum::<false, _>(model, &s.rw.theta, &s.rw.proposal_buf, bound);
         let t = model.tempering();
-        let lp_new = model.log_prior(&s.proposal_buf);
+        let lp_new = model.log_prior(&s.rw.proposal_buf);
         let log_alpha = match self.lattice {
             None => {
                 let noise_sd = self.tau * (model.n_rows() as f64).sqrt() * 2.0 * bound;
                 let xi: f64 = StandardNormal.sample(rng);
-                let lambda = t * (sums.sum + noise_sd * xi) + lp_new - s.log_prior;
+                let lambda = t * (sums.sum + noise_sd * xi) + lp_new - s.rw.log_prior;
                 lambda - 0.5 * (t * noise_sd).powi(2)
             }
             // Sensitivity of `T·Σ clip(r_j)` is `T·2B`; noise multiplier² `τ²n`. A failed
@@ -135,16 +130,15 @@ impl Kernel for DpPenaltyKernel {
                     self.tau * self.tau * model.n_rows() as f64,
                     rng,
                 )
-                .map_or(f64::NAN, |r| lp_new - s.log_prior + r.log_term()),
+                .map_or(f64::NAN, |r| lp_new - s.rw.log_prior + r.log_term()),
         };
         let log_u = rng.random::<f64>().ln();
         let (accepted, nonfinite) = metropolis(log_u, log_alpha);
         if accepted {
-            std::mem::swap(&mut s.theta, &mut s.proposal_buf);
-            s.log_prior = lp_new;
+            s.rw.accept(lp_new);
             s.cache.accept();
         }
-        s.walk.feedback(accepted);
+        s.rw.walk.feedback(accepted);
         StepInfo {
             accepted,
             log_alpha,
@@ -156,7 +150,7 @@ impl Kernel for DpPenaltyKernel {
     }
 
     fn position<'a>(&self, s: &'a DpPenaltyState) -> &'a [f64] {
-        &s.theta
+        &s.rw.theta
     }
 
     fn set_pass_threads(&self, s: &mut DpPenaltyState, threads: usize) {
@@ -164,6 +158,6 @@ impl Kernel for DpPenaltyKernel {
     }
 
     fn set_step_scale(&self, s: &mut DpPenaltyState, scale: f64) {
-        s.walk.set_scale(scale);
+        s.rw.walk.set_scale(scale);
     }
 }

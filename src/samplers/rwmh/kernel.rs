@@ -9,7 +9,8 @@ use crate::models::Model;
 use crate::rng::ChainRng;
 use crate::samplers::kernel::{Kernel, StepInfo, metropolis};
 use crate::samplers::pass::RowCache;
-use crate::samplers::proposal::{ClipDistance, ProposalKind, RandomWalk};
+use crate::samplers::proposal::{ClipDistance, ProposalKind};
+use crate::samplers::walk_state::WalkState;
 
 /// RWMH kernel settings (build with [`Rwmh`](super::Rwmh)).
 #[derive(Clone, Debug)]
@@ -25,11 +26,8 @@ pub struct RwmhKernel {
 /// Per-chain state of RWMH.
 #[derive(Clone, Debug)]
 pub struct RwmhState {
-    theta: Vec<f64>,
-    proposal_buf: Vec<f64>,
-    log_prior: f64,
+    rw: WalkState,
     cache: RowCache,
-    walk: RandomWalk,
 }
 
 impl RwmhKernel {
@@ -71,11 +69,14 @@ impl Kernel for RwmhKernel {
         rng: &mut ChainRng,
     ) -> Result<RwmhState> {
         Ok(RwmhState {
-            theta: theta0.to_vec(),
-            proposal_buf: theta0.to_vec(),
-            log_prior: model.log_prior(theta0),
+            rw: WalkState::new(
+                model,
+                theta0,
+                ProposalKind::Full,
+                self.proposal_sd.clone(),
+                rng,
+            )?,
             cache: RowCache::new(model, theta0),
-            walk: RandomWalk::new(ProposalKind::Full, self.proposal_sd.clone(), rng)?,
         })
     }
 
@@ -85,24 +86,23 @@ impl Kernel for RwmhKernel {
         s: &mut RwmhState,
         rng: &mut ChainRng,
     ) -> StepInfo {
-        s.walk.propose(&s.theta, &mut s.proposal_buf, rng);
+        s.rw.propose(rng);
         let bound = match self.clip_bound {
-            Some(b) => b * self.clip_distance.eval(&s.theta, &s.proposal_buf),
+            Some(b) => b * self.clip_distance.eval(&s.rw.theta, &s.rw.proposal_buf),
             None => f64::INFINITY,
         };
-        let sums = s
-            .cache
-            .clipped_ratio_sum::<true, _>(model, &s.theta, &s.proposal_buf, bound);
+        let sums =
+            s.cache
+                .clipped_ratio_sum::<true, _>(model, &s.rw.theta, &s.rw.proposal_buf, bound);
         let t = model.tempering();
-        let lp_new = model.log_prior(&s.proposal_buf);
-        let prior_diff = lp_new - s.log_prior;
+        let lp_new = model.log_prior(&s.rw.proposal_buf);
+        let prior_diff = lp_new - s.rw.log_prior;
         let log_alpha = t * sums.sum + prior_diff;
         let log_u = rng.random::<f64>().ln();
         let (accepted, nonfinite) = metropolis(log_u, log_alpha);
         let (unclipped, _) = metropolis(log_u, t * sums.raw_sum + prior_diff);
         if accepted {
-            std::mem::swap(&mut s.theta, &mut s.proposal_buf);
-            s.log_prior = lp_new;
+            s.rw.accept(lp_new);
             s.cache.accept();
         }
         StepInfo {
@@ -117,7 +117,7 @@ impl Kernel for RwmhKernel {
     }
 
     fn position<'a>(&self, s: &'a RwmhState) -> &'a [f64] {
-        &s.theta
+        &s.rw.theta
     }
 
     fn set_pass_threads(&self, s: &mut RwmhState, threads: usize) {
@@ -125,6 +125,6 @@ impl Kernel for RwmhKernel {
     }
 
     fn set_step_scale(&self, s: &mut RwmhState, scale: f64) {
-        s.walk.set_scale(scale);
+        s.rw.walk.set_scale(scale);
     }
 }
