@@ -219,14 +219,6 @@ impl RunSetters for Auto {
     fn run_mut(&mut self) -> &mut RunSettings {
         &mut self.run
     }
-
-    /// Seed every random draw from `s` (reproducible research; **not** a DP release: anyone who
-    /// knows `s` can regenerate the noise). Without it the run draws from OS entropy.
-    fn seed(mut self, s: u64) -> Self {
-        self.run.seed = s;
-        self.run.secure_rng = false;
-        self
-    }
 }
 
 /// Rounds of the DP initial point (each sets its clip bound again).

@@ -160,13 +160,6 @@ impl RunSetters for TableFit {
     fn run_mut(&mut self) -> &mut RunSettings {
         &mut self.run
     }
-
-    /// Seed every random draw from `s` (reproducible research; **not** a DP release).
-    fn seed(mut self, s: u64) -> Self {
-        self.run.seed = s;
-        self.run.secure_rng = false;
-        self
-    }
 }
 
 impl TableFit {

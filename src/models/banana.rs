@@ -254,6 +254,22 @@ impl<T: Element> BananaModel<T> {
         }
     }
 
+    /// `∂u₂/∂θ₁ = 2a(θ₁ − m)`.
+    #[inline]
+    fn du2(&self, theta: &[f64]) -> f64 {
+        2.0 * self.params.a * (theta[0] - self.params.m)
+    }
+}
+
+impl<T: Element> linear::ColumnRatio<T> for BananaModel<T> {
+    fn ratio_columns(&self) -> usize {
+        self.params.dim()
+    }
+
+    fn ratio_column(&self, k: usize) -> &[T] {
+        self.data.col(k)
+    }
+
     /// Coefficients `(c, c0)` of coordinate `i`'s ratio term `c·x + c0`,
     /// `τ_i(u'_i − u_i)(x − (u_i + u'_i)/2)`; `None` if `u_i` does not change.
     #[inline]
@@ -264,22 +280,6 @@ impl<T: Element> BananaModel<T> {
         }
         let c = self.tau[i] * (mu_new - mu);
         Some((c, -c * 0.5 * (mu + mu_new)))
-    }
-
-    /// The row-independent part of the ratio: `Σ c0_i` over the coordinates whose mean moves
-    /// ([`ratio_coef`](Self::ratio_coef)), in coordinate order.
-    #[inline]
-    fn ratio_constant(&self, theta: &[f64], theta_new: &[f64]) -> f64 {
-        (0..self.dim())
-            .filter_map(|i| self.ratio_coef(theta, theta_new, i))
-            .map(|(_, c0)| c0)
-            .sum()
-    }
-
-    /// `∂u₂/∂θ₁ = 2a(θ₁ − m)`.
-    #[inline]
-    fn du2(&self, theta: &[f64]) -> f64 {
-        2.0 * self.params.a * (theta[0] - self.params.m)
     }
 }
 
@@ -358,25 +358,11 @@ impl<T: Element> Model for BananaModel<T> {
     }
 
     fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
-        let end = start + out.len();
-        let constant = self.ratio_constant(theta, theta_new);
-        let terms = (0..self.dim()).filter_map(|i| {
-            self.ratio_coef(theta, theta_new, i)
-                .map(|(c, _)| (c, &self.data.col(i)[start..end]))
-        });
-        linear::rows(out, constant, terms);
+        linear::ratio_rows(self, theta, theta_new, start, out);
     }
 
     fn linear_ratio(&self, theta: &[f64], theta_new: &[f64]) -> Option<super::LinearRatio<'_>> {
-        let d = self.dim();
-        if theta.len() != d || theta_new.len() != d {
-            return None;
-        }
-        let terms = (0..d).filter_map(|i| {
-            self.ratio_coef(theta, theta_new, i)
-                .map(|(c, _)| (c, self.data.col(i)))
-        });
-        linear::linear_ratio(self.ratio_constant(theta, theta_new), terms)
+        linear::model_linear_ratio(self, theta, theta_new)
     }
 
     fn log_lik_ratio_indexed(
@@ -386,12 +372,7 @@ impl<T: Element> Model for BananaModel<T> {
         rows: &[usize],
         out: &mut [f64],
     ) {
-        let constant = self.ratio_constant(theta, theta_new);
-        let terms = (0..self.dim()).filter_map(|i| {
-            self.ratio_coef(theta, theta_new, i)
-                .map(|(c, _)| (c, self.data.col(i)))
-        });
-        linear::indexed(out, rows, constant, terms);
+        linear::ratio_indexed(self, theta, theta_new, rows, out);
     }
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {

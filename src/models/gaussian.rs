@@ -269,6 +269,21 @@ impl<T: Element> GaussianModel<T> {
         )
     }
 
+    #[inline]
+    fn p(&self, i: usize, l: usize) -> f64 {
+        self.prec[i * self.dim() + l]
+    }
+}
+
+impl<T: Element> linear::ColumnRatio<T> for GaussianModel<T> {
+    fn ratio_columns(&self) -> usize {
+        self.dim()
+    }
+
+    fn ratio_column(&self, k: usize) -> &[T] {
+        self.data.col(k)
+    }
+
     /// Coefficients `(w_k, c0_k)` of column `k`'s ratio term `w_k x_k + c0_k`:
     /// `w_k = Σ_i P_ki (θ'_i − θ_i)`, `c0_k = −w_k (θ_k + θ'_k)/2`; `None` if `w_k = 0`.
     #[inline]
@@ -277,21 +292,6 @@ impl<T: Element> GaussianModel<T> {
             .map(|i| self.p(k, i) * (theta_new[i] - theta[i]))
             .sum();
         (w != 0.0).then(|| (w, -w * 0.5 * (theta[k] + theta_new[k])))
-    }
-
-    /// The row-independent part of the ratio: `Σ c0_k` over the columns with `w_k ≠ 0`
-    /// ([`ratio_coef`](Self::ratio_coef)), in column order.
-    #[inline]
-    fn ratio_constant(&self, theta: &[f64], theta_new: &[f64]) -> f64 {
-        (0..self.dim())
-            .filter_map(|k| self.ratio_coef(theta, theta_new, k))
-            .map(|(_, c0)| c0)
-            .sum()
-    }
-
-    #[inline]
-    fn p(&self, i: usize, l: usize) -> f64 {
-        self.prec[i * self.dim() + l]
     }
 }
 
@@ -378,26 +378,11 @@ impl<T: Element> Model for GaussianModel<T> {
     }
 
     fn log_lik_ratio_rows(&self, theta: &[f64], theta_new: &[f64], start: usize, out: &mut [f64]) {
-        let end = start + out.len();
-        let d = self.dim();
-        let constant = self.ratio_constant(theta, theta_new);
-        let terms = (0..d).filter_map(|k| {
-            self.ratio_coef(theta, theta_new, k)
-                .map(|(w, _)| (w, &self.data.col(k)[start..end]))
-        });
-        linear::rows(out, constant, terms);
+        linear::ratio_rows(self, theta, theta_new, start, out);
     }
 
     fn linear_ratio(&self, theta: &[f64], theta_new: &[f64]) -> Option<super::LinearRatio<'_>> {
-        let d = self.dim();
-        if theta.len() != d || theta_new.len() != d {
-            return None;
-        }
-        let terms = (0..d).filter_map(|k| {
-            self.ratio_coef(theta, theta_new, k)
-                .map(|(w, _)| (w, self.data.col(k)))
-        });
-        linear::linear_ratio(self.ratio_constant(theta, theta_new), terms)
+        linear::model_linear_ratio(self, theta, theta_new)
     }
 
     fn log_lik_ratio_indexed(
@@ -407,13 +392,7 @@ impl<T: Element> Model for GaussianModel<T> {
         rows: &[usize],
         out: &mut [f64],
     ) {
-        let d = self.dim();
-        let constant = self.ratio_constant(theta, theta_new);
-        let terms = (0..d).filter_map(|k| {
-            self.ratio_coef(theta, theta_new, k)
-                .map(|(w, _)| (w, self.data.col(k)))
-        });
-        linear::indexed(out, rows, constant, terms);
+        linear::ratio_indexed(self, theta, theta_new, rows, out);
     }
 
     fn grad_log_lik_rows(&self, theta: &[f64], start: usize, out: &mut [f64]) -> Result<()> {

@@ -154,6 +154,85 @@ pub(crate) fn indexed<'a, T: Element>(
     }
 }
 
+/// A model whose per-row log-likelihood ratio is linear in its data columns (the banana and
+/// Gaussian models): `r_j = Σ_k (w_k x_jk + c0_k)` over the columns whose coefficient moves, so
+/// the ratio of every row, of a gathered minibatch and the pass's [`LinearRatio`] all come from
+/// [`ratio_coef`](Self::ratio_coef) by the functions below.
+pub(crate) trait ColumnRatio<T: Element> {
+    /// Columns of the data (one per coordinate).
+    fn ratio_columns(&self) -> usize;
+    /// Column `k` of the data.
+    fn ratio_column(&self, k: usize) -> &[T];
+    /// `(w_k, c0_k)` of column `k`'s term `w_k x_k + c0_k`; `None` when it does not move.
+    fn ratio_coef(&self, theta: &[f64], theta_new: &[f64], k: usize) -> Option<(f64, f64)>;
+
+    /// The row-independent part of the ratio: `Σ c0_k` over the moving columns, in column
+    /// order.
+    #[inline]
+    fn ratio_constant(&self, theta: &[f64], theta_new: &[f64]) -> f64 {
+        (0..self.ratio_columns())
+            .filter_map(|k| self.ratio_coef(theta, theta_new, k))
+            .map(|(_, c0)| c0)
+            .sum()
+    }
+}
+
+/// `Model::log_lik_ratio_rows` of a [`ColumnRatio`] model: the rows `start..start + out.len()`.
+#[inline]
+pub(crate) fn ratio_rows<T: Element, M: ColumnRatio<T> + ?Sized>(
+    model: &M,
+    theta: &[f64],
+    theta_new: &[f64],
+    start: usize,
+    out: &mut [f64],
+) {
+    let end = start + out.len();
+    let constant = model.ratio_constant(theta, theta_new);
+    let terms = (0..model.ratio_columns()).filter_map(|k| {
+        model
+            .ratio_coef(theta, theta_new, k)
+            .map(|(w, _)| (w, &model.ratio_column(k)[start..end]))
+    });
+    rows(out, constant, terms);
+}
+
+/// `Model::linear_ratio` of a [`ColumnRatio`] model (`None` for points of the wrong length).
+#[inline]
+pub(crate) fn model_linear_ratio<'a, T: Element, M: ColumnRatio<T> + ?Sized>(
+    model: &'a M,
+    theta: &[f64],
+    theta_new: &[f64],
+) -> Option<LinearRatio<'a>> {
+    let d = model.ratio_columns();
+    if theta.len() != d || theta_new.len() != d {
+        return None;
+    }
+    let terms = (0..d).filter_map(|k| {
+        model
+            .ratio_coef(theta, theta_new, k)
+            .map(|(w, _)| (w, model.ratio_column(k)))
+    });
+    linear_ratio(model.ratio_constant(theta, theta_new), terms)
+}
+
+/// `Model::log_lik_ratio_indexed` of a [`ColumnRatio`] model: the rows in `rows`.
+#[inline]
+pub(crate) fn ratio_indexed<T: Element, M: ColumnRatio<T> + ?Sized>(
+    model: &M,
+    theta: &[f64],
+    theta_new: &[f64],
+    rows: &[usize],
+    out: &mut [f64],
+) {
+    let constant = model.ratio_constant(theta, theta_new);
+    let terms = (0..model.ratio_columns()).filter_map(|k| {
+        model
+            .ratio_coef(theta, theta_new, k)
+            .map(|(w, _)| (w, model.ratio_column(k)))
+    });
+    indexed(out, rows, constant, terms);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -151,14 +151,6 @@ impl RunSetters for NoiseAware {
     fn run_mut(&mut self) -> &mut RunSettings {
         &mut self.run
     }
-
-    /// Seed every random draw from `s` (reproducible research; **not** a DP release: anyone who
-    /// knows `s` can regenerate the noise). Without it the fit draws from OS entropy.
-    fn seed(mut self, s: u64) -> Self {
-        self.run.seed = s;
-        self.run.secure_rng = false;
-        self
-    }
 }
 
 impl NoiseAware {

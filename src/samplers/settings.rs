@@ -432,10 +432,15 @@ pub trait RunSetters: Sized {
     fn adapt_target(self, target: f64) -> Self {
         self.with_run_settings(|r| r.adapt_target = Some(target))
     }
-    /// Seed of the run (chain `i` uses `chain_rng(seed, i)`).
+    /// Seed of the run (chain `i` uses `chain_rng(seed, i)`). Turns `secure_rng` off: a seeded
+    /// run is reproducible research, **not** a DP release (anyone who knows the seed can
+    /// regenerate the noise); the noise-aware and `auto` runs draw from OS entropy until seeded.
     #[must_use]
     fn seed(self, seed: u64) -> Self {
-        self.with_run_settings(|r| r.seed = seed)
+        self.with_run_settings(|r| {
+            r.seed = seed;
+            r.secure_rng = false;
+        })
     }
     /// Fixed number of iterations per chain (replaces a privacy budget).
     #[must_use]
