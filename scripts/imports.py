@@ -253,6 +253,14 @@ def circles(edges: dict) -> list:
     return out
 
 
+def listed(title: str, items: list) -> int:
+    """Prints `title: count` and the items, one per line; returns the count."""
+    print(f"{title}: {len(items)}")
+    for item in items:
+        print(f"  {item}")
+    return len(items)
+
+
 def name(m: tuple) -> str:
     return "/".join(m) or "lib"
 
@@ -287,10 +295,7 @@ def main():
         for b in sorted(ts):
             if layer_of(room(b)) > layer_of(room(a)):
                 up.append(f"{name(a)} → {name(b)}")
-    print(f"arrows that run up: {len(up)}")
-    for u in up:
-        print(f"  {u}")
-    if up:
+    if listed("arrows that run up", up):
         problems.append(f"{len(up)} arrows run up")
     siblings = []
     for a, ts in sorted(edges.items()):
@@ -300,10 +305,7 @@ def main():
                 if len(folders) == 2 and folders[0] != folders[1] and \
                         all((SRC / top / f).is_dir() and f not in shared for f in folders):
                     siblings.append(f"{name(a)} → {name(b)}")
-    print(f"arrows between sibling folders: {len(siblings)}")
-    for u in siblings:
-        print(f"  {u}")
-    if siblings:
+    if listed("arrows between sibling folders", siblings):
         problems.append(f"{len(siblings)} arrows between sibling folders (move the shared code up)")
     cs = circles(edges)
     print(f"circles between files: {len(cs)}")
