@@ -340,7 +340,24 @@ fn sample_inner(a: SampleArgs) -> Result<Value> {
         out["ledger"] = json!(p.ledger.parts);
         out["auto"] = json!(report);
     }
+    if let Some(note) = budget_note(a.epsilon, run.privacy.as_ref().map(|p| p.epsilon)) {
+        out["epsilon_budget"] = json!(a.epsilon);
+        out["note"] = json!(note);
+    }
     Ok(out)
+}
+
+/// Why a run spent less than the ε it was given (`None` when it spent it, or had no budget):
+/// its iteration count was capped (DP-SGLD's and DP-SGNHT's `max_iterations`: each of their
+/// steps is so cheap that the budget alone would allow millions), not set by the budget.
+fn budget_note(asked: Option<f64>, spent: Option<f64>) -> Option<String> {
+    let (asked, spent) = (asked?, spent?);
+    (spent < asked * (1.0 - 1e-9)).then(|| {
+        format!(
+            "spent ε = {spent:.4} of the budget ε = {asked}: the sampler's iteration cap \
+             (max_iterations), not the budget, set the count; raise the cap to spend more"
+        )
+    })
 }
 
 /// The flags `--auto` derives itself.
