@@ -340,10 +340,13 @@ fn sample_inner(a: SampleArgs) -> Result<Value> {
         out["ledger"] = json!(p.ledger.parts);
         out["auto"] = json!(report);
     }
-    if let Some(note) = budget_note(a.epsilon, run.privacy.as_ref().map(|p| p.epsilon)) {
-        out["epsilon_budget"] = json!(a.epsilon);
-        out["note"] = json!(note);
-    }
+    // the ε asked for beside the ε spent, and why they differ (both always present, null when
+    // there is no budget or nothing to explain)
+    out["epsilon_budget"] = json!(a.epsilon);
+    out["note"] = json!(budget_note(
+        a.epsilon,
+        run.privacy.as_ref().map(|p| p.epsilon)
+    ));
     Ok(out)
 }
 
