@@ -767,8 +767,12 @@ fn noise_aware_releases_are_within_their_charge() {
                 }
                 _ => {
                     // Σ y (XᵀX = n is public: no noise, no charge)
-                    let r =
-                        release_sufficient(set, [f64::INFINITY, z_used, z_used], &mut rng).unwrap();
+                    let r = release_sufficient(
+                        set,
+                        [f64::INFINITY, f64::INFINITY, z_used, z_used],
+                        &mut rng,
+                    )
+                    .unwrap();
                     (r.xty.values[0], r.xty.sensitivity)
                 }
             }

@@ -6,15 +6,18 @@
 //! In the internal coordinates of the declared bounds (`coordinates.rs`: with an intercept,
 //! every other covariate and the response centred at their boxes' midpoints and divided by
 //! their half-widths), the Gaussian likelihood depends on the data only through
-//! `H = XᵀX`, `u = Xᵀy` and `v = yᵀy`. Each is released once with Gaussian noise of standard
-//! deviation `Δ_i·z_i`, the shares of the budget fixed by [`SUFFICIENT_SHARES`]; entries of
-//! `XᵀX` between two constant covariates (the intercept's `n`) are public and exact. The
-//! substitution sensitivities over the declared box:
+//! `H = XᵀX`, `u = Xᵀy` and `v = yᵀy`. They are released with Gaussian noise of standard
+//! deviation `Δ_i·z_i`, `XᵀX` in two stages (a pilot, then whitened by it: `xtx.rs`), the
+//! shares of the budget fixed by [`SUFFICIENT_SHARES`]; entries of `XᵀX` between two constant
+//! covariates (the intercept's `n`) are public and exact. The substitution sensitivities over
+//! the declared box:
 //!
 //! - `svec(XᵀX)`: `x xᵀ − x' x'ᵀ` has squared Frobenius norm `‖x‖⁴ + ‖x'‖⁴ − 2 (xᵀx')²`, so
 //!   `Δ² = 2 max‖x‖⁴ − 2 max(0, min xᵀx')²` (both extremes are sums of per-coordinate ones);
-//! - `A Xᵀy`, shaped by `A = H̃^{−½}` from the released `H̃` (floored at the noise's scale;
-//!   post-processing, so `XᵀX` is released first): `‖A(x y − x' y')‖ ≤ 2 max‖Ax‖ max|y|`,
+//! - `svec(B XᵀX B)`, `B = H̃₁^{−½}` from the pilot: `√2 max‖Bx‖²`;
+//! - `A Xᵀy`, shaped by `A = H̄^{−½}` from `H̄`, the two `XᵀX` releases' combined estimate
+//!   (floored at the noise's scale; post-processing, so `XᵀX` is released first):
+//!   `‖A(x y − x' y')‖ ≤ 2 max‖Ax‖ max|y|`,
 //!   the maximum over the allowed polytope's vertices. The noise `A⁻¹ξ` of `u` then has the
 //!   shape of `H` itself, so every coefficient's variance is inflated by the same
 //!   `4 max(xᵀH⁻¹x) z²/σ²` (the largest leverage), where the unshaped release inflated the
@@ -44,75 +47,89 @@ use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 use super::data::GlmData;
-use super::linalg::{
-    SymFn, draw_from_precision, floor_eigenvalues, svec, sym_fn, too_noisy, unsvec,
-};
+use super::linalg::{SymFn, draw_from_precision, svec, sym_fn, too_noisy, unsvec};
 use super::link::GlmKind;
 use super::posterior::ChainDraws;
 use super::releases::{Release, checked_sensitivity};
 use super::sensitivity::{moment_sensitivities, xty_sensitivity};
+use super::xtx::{XtxGaussian, floored_inv_sqrt, whitened_release};
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
 
 /// Tries of the positive definite proposal of `H` before it is floored.
 const MAX_PD_TRIES: usize = 200;
 
-/// Shares of the run's Gaussian `μ` of the three releases `(XᵀX, Xᵀy, yᵀy)`: a fixed public
-/// rule, chosen on simulated data (docs/NOISE-AWARE.md) among a handful of splits by the
-/// posterior sds of β and ln σ. `Xᵀy` carries the coefficients directly, `XᵀX` only through
-/// `H⁻¹`'s product with small coefficients; `yᵀy` has a far smaller sensitivity than the other
-/// two, so a small share gives it little noise. When `XᵀX` is entirely public (a Gaussian
-/// mean: `n`), its share goes to the other two in proportion.
-pub const SUFFICIENT_SHARES: [f64; 3] = [0.25, 0.60, 0.15];
+/// Shares of the run's Gaussian `μ` of the four releases `(XᵀX pilot, XᵀX whitened, Xᵀy,
+/// yᵀy)`: a fixed public rule, chosen on simulated data (docs/NOISE-AWARE.md) among a handful
+/// of splits by the posterior sds of β and ln σ. `Xᵀy` carries the coefficients directly,
+/// `XᵀX` only through `H⁻¹`'s product with small coefficients; the pilot only has to find the
+/// design's scales for the whitened release; `yᵀy` has a far smaller sensitivity than the
+/// others, so a small share gives it little noise. When `XᵀX` is entirely public (a Gaussian
+/// mean: `n`), its shares go to the other two in proportion.
+pub const SUFFICIENT_SHARES: [f64; 4] = [0.08, 0.17, 0.60, 0.15];
 
-/// The three releases of a linear model's sufficient statistics (see the module docs), in the
+/// The releases of a linear model's sufficient statistics (see the module docs), in the
 /// internal coordinates. Public after the release.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SufficientRelease {
-    /// `svec(XᵀX)` (off-diagonal entries times `√2`); entries between two constant
+    /// The pilot `svec(XᵀX)` (off-diagonal entries times `√2`); entries between two constant
     /// covariates are public and exact (`noise_sd` applies to the others).
     pub xtx: Release,
     /// Whether each `xtx` entry carries noise.
     pub xtx_noisy: Vec<bool>,
+    /// `svec(B XᵀX B)`, whitened by `B = xtx_whitening` (a function of the pilot); `None`
+    /// when `XᵀX` is entirely public.
+    pub xtx_whitened: Option<Release>,
+    /// `B` (`p × p`, row-major; empty without a whitened release).
+    pub xtx_whitening: Vec<f64>,
     /// `A Xᵀy`, shaped by `xty_shape`.
     pub xty: Release,
-    /// The shape `A` of the `Xᵀy` release (`p × p`, row-major): `H̃^{−½}`, a function of the
+    /// The shape `A` of the `Xᵀy` release (`p × p`, row-major): `H̄^{−½}`, a function of the
     /// released `XᵀX` (module docs).
     pub xty_shape: Vec<f64>,
     /// `yᵀy` (one value).
     pub yty: Release,
-    /// Noise multipliers of the three releases (`μ_i = 1/(2z_i²)`; `None` for a release
-    /// that is entirely public, i.e. `XᵀX` of a Gaussian mean).
-    pub noise_multipliers: [Option<f64>; 3],
+    /// Noise multipliers of the four releases in the order of [`SUFFICIENT_SHARES`]
+    /// (`μ_i = 1/(2z_i²)`; `None` for a release that is entirely public, i.e. `XᵀX` of a
+    /// Gaussian mean).
+    pub noise_multipliers: [Option<f64>; 4],
 }
 
-/// The noise multipliers of the three releases for a total Gaussian `mu` split by `shares`
+/// The noise multipliers of the four releases for a total Gaussian `mu` split by `shares`
 /// (a release that is entirely public gets none: `∞`, and its share goes to the others).
 pub(crate) fn sufficient_noise_multipliers(
     data: &GlmData,
     mu: f64,
-    shares: [f64; 3],
-) -> Result<[f64; 3]> {
+    shares: [f64; 4],
+) -> Result<[f64; 4]> {
     let xtx_public = (0..data.p).all(|a| data.lo[a] == data.hi[a]);
     let used: f64 = if xtx_public {
-        shares[1] + shares[2]
+        shares[2] + shares[3]
     } else {
         shares.iter().sum()
     };
-    let z = |i: usize| super::releases::noise_multiplier(mu * shares[i] / used);
-    Ok([if xtx_public { f64::INFINITY } else { z(0)? }, z(1)?, z(2)?])
+    let z = |i: usize| {
+        if xtx_public && i < 2 {
+            Ok(f64::INFINITY)
+        } else {
+            super::releases::noise_multiplier(mu * shares[i] / used)
+        }
+    };
+    Ok([z(0)?, z(1)?, z(2)?, z(3)?])
 }
 
-/// Releases `svec(XᵀX)`, `Xᵀy` and `yᵀy` (internal coordinates) with Gaussian noise of
-/// standard deviation `Δ_i·z_i` on every entry that is not public (see the module docs). One
-/// pass over the data.
+/// Releases `svec(XᵀX)`, then `svec(B XᵀX B)` whitened by it, `Xᵀy` and `yᵀy` (internal
+/// coordinates) with Gaussian noise of standard deviation `Δ_i·z_i` on every entry that is not
+/// public (see the module docs; `z` in the order of [`SUFFICIENT_SHARES`]). One pass over the
+/// data.
 ///
 /// # Errors
-/// A noise multiplier that is not positive (`∞` is allowed for `XᵀX` only when it is entirely
-/// public); a model that is not linear.
+/// A noise multiplier that is not positive (`∞` is allowed for the two `XᵀX` releases only
+/// when it is entirely public); a model that is not linear; a sensitivity that is not a
+/// positive normal number.
 pub fn release_sufficient(
     data: &GlmData,
-    z: [f64; 3],
+    z: [f64; 4],
     rng: &mut ChainRng,
 ) -> Result<SufficientRelease> {
     for zi in z {
@@ -150,13 +167,16 @@ pub fn release_sufficient(
     let n = data.n_rows() as f64;
     let [d_h, d_v] = moment_sensitivities(data);
     let d_v = checked_sensitivity("noise-aware yᵀy release", d_v)?;
+    if z[0].is_finite() != z[1].is_finite() {
+        return Err(Error::invalid(
+            "noise multiplier",
+            format!("{} and {}", z[0], z[1]),
+            "the two XᵀX releases are both public (∞) or both noisy",
+        ));
+    }
     if z[0].is_finite() {
         checked_sensitivity("noise-aware XᵀX release", d_h)?;
     }
-    let mut noise = |sd: f64| -> f64 {
-        let e: f64 = StandardNormal.sample(rng);
-        sd * e
-    };
     let mut xtx = svec(&h);
     let mut xtx_noisy = Vec::with_capacity(xtx.len());
     let sd_h = if z[0].is_finite() { d_h * z[0] } else { 0.0 };
@@ -180,33 +200,66 @@ pub fn release_sufficient(
                         "XᵀX has non-public entries: give it a finite noise multiplier",
                     ));
                 }
-                xtx[k] += noise(sd_h);
+                xtx[k] += sd_h * normal(rng);
                 xtx_noisy.push(true);
             }
             k += 1;
         }
     }
-    // the shape of Xᵀy from the released XᵀX (post-processing)
-    let shape = xty_shape(&unsvec(&xtx, p), sd_h);
+    let pilot = Release {
+        values: xtx,
+        noise_sd: sd_h,
+        sensitivity: d_h,
+    };
+    // the whitened release, with B from the pilot (post-processing)
+    let whitening = floored_inv_sqrt(&unsvec(&pilot.values, p), sd_h);
+    let whitened = if z[1].is_finite() {
+        Some(whitened_release(data, &h, &whitening, z[1], rng)?)
+    } else {
+        None
+    };
+    // the shape of Xᵀy from both XᵀX releases' estimate (post-processing)
+    let estimate = XtxGaussian::new(
+        &pilot,
+        &xtx_noisy,
+        whitened.as_ref().map(|w| (w, &whitening)),
+        p,
+    )
+    .ok_or_else(|| failed("the combined XᵀX releases"))?
+    .estimate();
+    let shape = sym_fn(&estimate, SymFn::InvSqrt);
     let d_u = checked_sensitivity("noise-aware Xᵀy release", xty_sensitivity(data, &shape))?;
-    let (sd_u, sd_v) = (d_u * z[1], d_v * z[2]);
+    let (sd_u, sd_v) = (d_u * z[2], d_v * z[3]);
     let u: Vec<f64> = (&shape * DVector::from_vec(u))
         .iter()
-        .map(|x| x + noise(sd_u))
+        .map(|x| x + sd_u * normal(rng))
         .collect();
-    let v = v + noise(sd_v);
-    if xtx.iter().chain(&u).chain([&v]).any(|x| !x.is_finite()) {
+    let v = v + sd_v * normal(rng);
+    let second = whitened
+        .as_ref()
+        .map(|w| w.values.as_slice())
+        .unwrap_or(&[]);
+    if pilot
+        .values
+        .iter()
+        .chain(second)
+        .chain(&u)
+        .chain([&v])
+        .any(|x| !x.is_finite())
+    {
         return Err(Error::Model(
             "the sufficient statistics left the finite range; narrow the declared bounds".into(),
         ));
     }
     Ok(SufficientRelease {
-        xtx: Release {
-            values: xtx,
-            noise_sd: sd_h,
-            sensitivity: d_h,
-        },
+        xtx: pilot,
         xtx_noisy,
+        xtx_whitening: if whitened.is_some() {
+            super::releases::row_major(&whitening)
+        } else {
+            Vec::new()
+        },
+        xtx_whitened: whitened,
         xty: Release {
             values: u,
             noise_sd: sd_u,
@@ -222,33 +275,16 @@ pub fn release_sufficient(
     })
 }
 
-/// The eigenvalue floor of a released `XᵀX` whose entries carry noise of standard deviation
-/// `t_h`: the noise's scale, `t_h √p`.
-fn h_floor(t_h: f64, p: usize) -> f64 {
-    (t_h * (p as f64).sqrt()).max(1e-12)
-}
-
-/// The shape `A = H̃^{−½}` of the `Xᵀy` release, `H̃` the released `XᵀX` floored to positive
-/// definite at [`h_floor`].
-fn xty_shape(h: &DMatrix<f64>, t_h: f64) -> DMatrix<f64> {
-    sym_fn(
-        &floor_eigenvalues(h, h_floor(t_h, h.nrows())),
-        SymFn::InvSqrt,
-    )
-}
-
 /// The posterior given a [`SufficientRelease`] (module docs), ready to sample.
 pub(crate) struct LinearPosterior {
     p: usize,
     /// Degrees of freedom of the residual sum of squares, `n − p`.
     k: f64,
-    /// Noise sds of a released `svec(XᵀX)` entry, of `Xᵀy`'s entries and of `yᵀy`.
-    t_h: f64,
+    /// Noise sds of `Xᵀy`'s entries and of `yᵀy`.
     t_u: f64,
     t_v: f64,
-    /// Proposal of `svec(H)`: released values and which entries carry noise.
-    h_mean: Vec<f64>,
-    h_noisy: Vec<bool>,
+    /// Proposal of `H`: the `XᵀX` releases' Gaussian.
+    xtx: XtxGaussian,
     /// `Xᵀy` estimated from its release, `A⁻¹ũ`, and the factor `A⁻¹` of its noise.
     u_obs: DVector<f64>,
     u_noise: DMatrix<f64>,
@@ -259,8 +295,6 @@ pub(crate) struct LinearPosterior {
     prior_prec: DMatrix<f64>,
     s_mean: f64,
     s_var: f64,
-    /// Eigenvalue floor of a floored `H` proposal (the noise's scale).
-    floor: f64,
     /// Tries of the positive definite proposal before flooring: [`MAX_PD_TRIES`], or 1 when
     /// none of [`MAX_PD_TRIES`] trial draws was positive definite (then every proposal is
     /// floored anyway, and trying costs 200 draws a step for nothing).
@@ -308,21 +342,25 @@ impl LinearPosterior {
                 ),
             ));
         }
-        let h_mean = release.xtx.values.clone();
-        let h_noisy = release.xtx_noisy.clone();
-        let t_h = release.xtx.noise_sd;
+        let whitened = match &release.xtx_whitened {
+            Some(w) if release.xtx_whitening.len() == p * p => {
+                Some((w, DMatrix::from_row_slice(p, p, &release.xtx_whitening)))
+            }
+            Some(_) => return Err(failed("the whitened XᵀX release's B")),
+            None => None,
+        };
+        let xtx = XtxGaussian::new(
+            &release.xtx,
+            &release.xtx_noisy,
+            whitened.as_ref().map(|(w, b)| (*w, b)),
+            p,
+        )
+        .ok_or_else(|| failed("the combined XᵀX releases"))?;
         // post-processing: can a draw of the release's Gaussian be positive definite at all?
         // (a fixed public seed: this decides only how many tries a proposal gets)
         let pd_possible = {
             let mut rng = crate::rng::chain_rng(0, 0);
-            (0..MAX_PD_TRIES).any(|_| {
-                let draw: Vec<f64> = h_mean
-                    .iter()
-                    .zip(&h_noisy)
-                    .map(|(&m, &noisy)| if noisy { m + t_h * normal(&mut rng) } else { m })
-                    .collect();
-                Cholesky::new(unsvec(&draw, p)).is_some()
-            })
+            (0..MAX_PD_TRIES).any(|_| Cholesky::new(xtx.draw(&mut rng)).is_some())
         };
         let shape = DMatrix::from_row_slice(p, p, &release.xty_shape);
         let u_noise = shape
@@ -339,11 +377,9 @@ impl LinearPosterior {
         Ok(LinearPosterior {
             p,
             k: (n - p) as f64,
-            t_h,
             t_u: release.xty.noise_sd,
             t_v: release.yty.noise_sd,
-            h_mean,
-            h_noisy,
+            xtx,
             u_obs,
             u_noise,
             v_obs: release.yty.values[0],
@@ -352,7 +388,6 @@ impl LinearPosterior {
             prior_prec,
             s_mean: prior.mean[p],
             s_var: prior.cov[(p, p)],
-            floor: h_floor(t_h, p),
             pd_tries: if pd_possible { MAX_PD_TRIES } else { 1 },
         })
     }
@@ -362,23 +397,12 @@ impl LinearPosterior {
     fn propose_h(&self, rng: &mut ChainRng) -> (DMatrix<f64>, Cholesky<f64, Dyn>, bool) {
         let mut h = DMatrix::zeros(self.p, self.p);
         for _ in 0..self.pd_tries {
-            let draw: Vec<f64> = self
-                .h_mean
-                .iter()
-                .zip(&self.h_noisy)
-                .map(
-                    |(&m, &noisy)| {
-                        if noisy { m + self.t_h * normal(rng) } else { m }
-                    },
-                )
-                .collect();
-            h = unsvec(&draw, self.p);
+            h = self.xtx.draw(rng);
             if let Some(chol) = Cholesky::new(h.clone()) {
                 return (h, chol, false);
             }
         }
-        let h = floor_eigenvalues(&h, self.floor);
-        let h = (&h + h.transpose()) * 0.5;
+        let h = self.xtx.floored(&h);
         let chol = Cholesky::new(h.clone()).expect("eigenvalues floored above zero");
         (h, chol, true)
     }
@@ -658,7 +682,7 @@ impl LinearPosterior {
     pub(crate) fn noise_free_precision(&self) -> (DMatrix<f64>, DMatrix<f64>) {
         let p = self.p;
         let s = self.point()[p];
-        let h = floor_eigenvalues(&unsvec(&self.h_mean, p), self.floor) / (2.0 * s).exp();
+        let h = self.xtx.estimate() / (2.0 * s).exp();
         let mut prec = DMatrix::zeros(p + 1, p + 1);
         let mut prior = DMatrix::zeros(p + 1, p + 1);
         prec.view_mut((0, 0), (p, p))
@@ -673,7 +697,7 @@ impl LinearPosterior {
     /// `(H̃ + S₀⁻¹)⁻¹ ũ` with `H̃` floored to positive definite, and `ln σ` from the released
     /// residual sum of squares; internal coordinates.
     pub(crate) fn point(&self) -> Vec<f64> {
-        let h = floor_eigenvalues(&unsvec(&self.h_mean, self.p), self.floor);
+        let h = self.xtx.estimate();
         let a = &h + &self.prior_prec;
         let beta = Cholesky::new((&a + a.transpose()) * 0.5)
             .map(|c| c.solve(&(&self.u_obs + &self.prior_prec * &self.prior_mean)))
@@ -752,7 +776,7 @@ mod tests {
 
     #[test]
     fn xty_release_is_shaped_by_the_released_information_and_charged_for_it() {
-        // two covariates, one rare: the shape is H̃^{−½} of the released XᵀX, the charge is
+        // two covariates, one rare: the shape is H̄^{−½} of the released XᵀX, the charge is
         // 2 max‖Ax‖ max|y| with that shape, and A⁻¹ of the release is Xᵀy plus noise of sd
         // `t_u` shaped by A⁻¹ (checked through a release with negligible noise)
         let n = 400;
@@ -776,11 +800,12 @@ mod tests {
         )
         .unwrap();
         let mut rng = crate::rng::chain_rng(3, 0);
-        let r = release_sufficient(&data, [1e-9, 1e-9, 1e-9], &mut rng).unwrap();
+        let r = release_sufficient(&data, [1e-9; 4], &mut rng).unwrap();
         let shape = DMatrix::from_row_slice(3, 3, &r.xty_shape);
         let h = unsvec(&r.xtx.values, 3);
-        let expected = xty_shape(&h, r.xtx.noise_sd);
-        assert!((&shape - &expected).norm() <= 1e-12 * expected.norm());
+        // the two XᵀX releases' estimate is H up to their tiny noise
+        let expected = floored_inv_sqrt(&h, r.xtx.noise_sd);
+        assert!((&shape - &expected).norm() <= 1e-6 * expected.norm());
         // A H A = I: the release's noise in u-space has the shape of H
         let aha = &shape * &h * &shape;
         assert!((aha - DMatrix::identity(3, 3)).norm() < 1e-6);

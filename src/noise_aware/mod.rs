@@ -58,6 +58,7 @@ mod posterior;
 mod releases;
 mod report;
 mod sensitivity;
+mod xtx;
 
 use std::time::{Duration, Instant};
 
@@ -75,6 +76,7 @@ pub use releases::{
     release_information, release_score,
 };
 pub use report::{INDEFINITE_WARNING, MOSTLY, NoiseAwareReport, PATH_NOT_CONVERGED, VarianceShare};
+pub use xtx::release_whitened_xtx;
 
 use crate::accounting::PrivacyEvent;
 use crate::accounting::gaussian_budget;
@@ -233,7 +235,7 @@ impl NoiseAware {
             let mu_total = gaussian_budget(epsilon, delta)?;
             let mut rng = self.rng(RELEASE_STREAM)?;
             let fitted = if data.kind == GlmKind::Linear {
-                // one release of each sufficient statistic
+                // the sufficient statistics, XᵀX in two stages
                 let z = linear::sufficient_noise_multipliers(data, mu_total, SUFFICIENT_SHARES)?;
                 let release = linear::release_sufficient(data, z, &mut rng)?;
                 let post = linear::LinearPosterior::new(&release, data)?;
@@ -245,7 +247,7 @@ impl NoiseAware {
                     pooled: Vec::new(),
                     last_step_whitened: 0.0,
                     last_step_noise: 0.0,
-                    releases: ["XᵀX", "Xᵀy", "yᵀy"]
+                    releases: ["XᵀX (pilot)", "XᵀX (whitened)", "Xᵀy", "yᵀy"]
                         .iter()
                         .zip(z)
                         .filter(|(_, z)| z.is_finite())

@@ -451,6 +451,14 @@ pub(crate) fn xty_sensitivity(data: &GlmData, a: &DMatrix<f64>) -> f64 {
     2.0 * data.max_shaped_norm(a) * y_max.sqrt() * LINEAR_ROUND_UP
 }
 
+/// The substitution sensitivity of `svec(B XᵀX Bᵀ)` over the declared box (internal
+/// coordinates): `‖Bxxᵀ Bᵀ − Bx'x'ᵀBᵀ‖_F² = ‖Bx‖⁴ + ‖Bx'‖⁴ − 2((Bx)ᵀBx')² ≤ 2 max‖Bx‖⁴`, so
+/// `√2 max‖Bx‖²`, the maximum over the allowed polytope, rounded up.
+pub(crate) fn whitened_xtx_sensitivity(data: &GlmData, b: &DMatrix<f64>) -> f64 {
+    let m = data.max_shaped_norm(b);
+    std::f64::consts::SQRT_2 * m * m * LINEAR_ROUND_UP
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -499,9 +499,9 @@ fn noise_aware_fit_converges_and_is_secure_by_default() {
     assert_eq!(code, 2);
     assert!(stderr.contains("--features"), "{stderr}");
     // linear and gaussian-mean with a bounded response: auto takes the noise-aware method,
-    // one release of each sufficient statistic (a Gaussian mean's XᵀX = n is public)
+    // the sufficient statistics, XᵀX in two stages (a Gaussian mean's XᵀX = n is public)
     for (model, features, bounds, parts) in [
-        ("linear", Some("x2"), "x1=-1:1,x2=-1:1", 3),
+        ("linear", Some("x2"), "x1=-1:1,x2=-1:1", 4),
         ("gaussian-mean", None, "x1=-1:1", 2),
     ] {
         let out = dir.join(format!("o-{model}"));
