@@ -1,8 +1,8 @@
 //! Build script. It does nothing in ordinary builds. When `DP_MCMC_SOURCE_CFG` is set (by the
-//! cargo configuration `scripts/kernel-env.sh` prepares for the evcxr kernel) it passes a hash
+//! cargo configuration `scripts/kernel.sh` installs for the `dp-mcmc` kernel) it passes a hash
 //! of the crate's sources to rustc as `--cfg dp_mcmc_source="…"`: evcxr's compile cache keys a
 //! crate by its rustc command line, so with the hash on it the kernel reuses a compiled dp-mcmc
-//! exactly as long as the sources are unchanged (docs/NOTEBOOKS.md, "Loading the crate in a notebook").
+//! exactly as long as the sources are unchanged (docs/NOTEBOOKS.md, "The kernel's build settings").
 //! The sources: everything under `src/`, the files directly in `data/` (the library includes
 //! one of them), `Cargo.toml` and this file.
 

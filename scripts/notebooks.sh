@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Execute notebooks/*.ipynb headless in the evcxr Rust kernel, check the outputs, and check that
-# the outputs committed with each notebook are current.
+# Execute notebooks/*.ipynb headless in the project's `dp-mcmc` Jupyter kernel (the kernelspec the
+# notebooks name), check the outputs, and check that the outputs committed with each notebook
+# are current.
 #
 #   bash scripts/notebooks.sh                        # all notebooks (quick grids unless DP_MCMC_QUICK=0)
 #   bash scripts/notebooks.sh quickstart             # only notebooks/quickstart.ipynb
 #   bash scripts/notebooks.sh --update [quickstart]  # the same, then write stale outputs into notebooks/
 #
-# Installs what it needs when missing: evcxr_jupyter (pinned, --locked; ~17 min once) and a
-# Python venv with nbclient (kept in $HOME/.cache/dp-mcmc-venv so CI reuses it); with --update
-# also the chart renderer in that venv (kaleido, whose wheel bundles a Chromium, and pillow;
-# pinned, ~225 MB, seconds). Executed copies go to out/ (git-ignored; several MB each because
+# Installs the kernel when missing (`bash scripts/kernel.sh install`: evcxr_jupyter pinned, ~17
+# min once, and a venv with JupyterLab and nbclient); with --update also the chart renderer in
+# that venv (kaleido, whose wheel bundles a Chromium, and pillow; pinned, ~225 MB, seconds). Executed copies go to out/ (git-ignored; several MB each because
 # plotly.js is inlined) and scripts/check_outputs.py checks them.
 #
 # notebooks/*.ipynb are committed with the outputs of a quick-mode run, charts as figure + PNG
@@ -22,19 +22,16 @@
 # input thus holds outputs: nbclient replaces the outputs and counts of every cell it executes,
 # and check_outputs.py fails a cell that this run did not execute.
 #
-# The kernel compiles dependencies at opt-level 0 (notebooks/evcxr.toml) except those the crate's
-# dev profile optimises, and dp-mcmc at its dev level 1 (scripts/kernel-env.sh), and caches every
-# compiled crate, dp-mcmc once per source version (notebooks/.evcxr/init.evcxr: `:cache 4000`,
-# ~1.5 GB in ~/.cache/evcxr).
+# The kernel compiles dependencies at opt-level 0 except those the crate's dev profile optimises,
+# and dp-mcmc at its dev level 1 (the cargo configuration in the kernel's TMPDIR, from
+# scripts/kernel_cargo_config.py), and caches every compiled crate, dp-mcmc once per source
+# version (`:cache 4000`, ~1.5 GB in ~/.cache/evcxr): scripts/kernel.sh.
 # DP_MCMC_QUICK is passed through to the kernel; the notebooks read it to size their grids.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-EVCXR_VERSION=0.22.0
-NBCLIENT_VERSION=0.11.0
 KALEIDO_VERSION=0.2.1   # its Chromium draws the PNGs offline, with the plotly.js the notebook inlined
 PILLOW_VERSION=13.0.0   # reduces them to a 256-colour palette
-VENV="${DP_MCMC_VENV:-$HOME/.cache/dp-mcmc-venv}"
 
 update=0
 names=()
@@ -50,17 +47,8 @@ if [ "$update" = 1 ] && [ "${DP_MCMC_QUICK:-1}" != 1 ]; then
   exit 2
 fi
 
-if ! cargo install --list | grep -q "^evcxr_jupyter v${EVCXR_VERSION}:"; then
-  echo "== installing evcxr_jupyter ${EVCXR_VERSION} (one-off, ~17 min on 2 cores)"
-  cargo install evcxr_jupyter --locked --version "$EVCXR_VERSION"
-fi
-evcxr_jupyter --install >/dev/null
-
-if [ ! -x "$VENV/bin/jupyter-execute" ]; then
-  echo "== creating the notebook executor venv in $VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q --no-cache-dir "nbclient==${NBCLIENT_VERSION}"
-fi
+bash scripts/kernel.sh install
+VENV="$(bash scripts/kernel.sh venv)"
 if [ "$update" = 1 ]; then
   installed="$("$VENV/bin/pip" freeze 2>/dev/null)"
   if ! grep -qix "kaleido==${KALEIDO_VERSION}" <<<"$installed" || ! grep -qix "pillow==${PILLOW_VERSION}" <<<"$installed"; then
@@ -69,11 +57,8 @@ if [ "$update" = 1 ]; then
   fi
 fi
 
-# Kernel configuration (scripts/kernel-env.sh): init.evcxr (`:cache`) through EVCXR_CONFIG_DIR,
-# and TMPDIR pointing at a folder whose cargo configuration lets evcxr's cache keep the compiled
-# dp-mcmc between kernels; evcxr.toml (opt_level "0") is read from the kernel's working
-# directory, the notebook's folder.
-source scripts/kernel-env.sh
+# The kernel's own settings (EVCXR_CONFIG_DIR, TMPDIR) are in its kernel.json; evcxr.toml
+# (opt_level "0") is read from the kernel's working directory, the notebook's folder.
 export DP_MCMC_QUICK="${DP_MCMC_QUICK:-1}"
 # evcxr builds in its own folder; a CARGO_TARGET_DIR meant for the crate must not leak in.
 unset CARGO_TARGET_DIR
@@ -95,7 +80,7 @@ for nb in "${notebooks[@]}"; do
   echo "== executing $nb (DP_MCMC_QUICK=$DP_MCMC_QUICK)"
   start=$(date +%s)
   # --allow-errors: the notebook is written even when a cell fails; check_outputs.py reports it.
-  if ! "$VENV/bin/jupyter" execute --allow-errors --timeout=1800 --startup_timeout=120 \
+  if ! "$VENV/bin/jupyter" execute --allow-errors --timeout=1800 --startup_timeout=1800 \
       --output="../out/$name" "$nb"; then
     echo "!! $nb: the executor failed (kernel died or timed out)"
   fi
