@@ -10,7 +10,7 @@ pub use crate::auto::{Auto, AutoRun};
 pub use crate::diagnostics::{ess_bulk, ess_tail, mmd, mmd_thesis, rhat};
 #[cfg(feature = "plot")]
 pub use crate::display::Chart;
-pub use crate::display::{FrameDisplay, RunDisplay, quick_mode};
+pub use crate::display::{AllRows, FrameDisplay, RunDisplay, quick_mode};
 pub use crate::error::Error;
 // `Result` is deliberately not re-exported: evcxr writes variable types with the two-argument
 // `std::result::Result`, which a one-argument alias in scope would break. Use

@@ -101,3 +101,39 @@ impl FrameDisplay for DataFrame {
         );
     }
 }
+
+/// A DataFrame shown with every row, for a table whose rows must all be read (a posterior
+/// summary's R-hat and ESS rows): `AllRows(&df)` as a cell's last expression.
+///
+/// ```
+/// use dp_mcmc::display::{AllRows, FrameDisplay};
+/// use dp_mcmc::polars::prelude::*;
+/// let df = df!("rhat" => (0..30).map(|i| 1.0 + i as f64 / 100.0).collect::<Vec<f64>>())?;
+/// assert!(df.to_text().contains('…'));
+/// assert!(!AllRows(&df).to_text().contains('…') && AllRows(&df).to_text().contains("1.29"));
+/// # Ok::<(), PolarsError>(())
+/// ```
+pub struct AllRows<'a>(pub &'a DataFrame);
+
+impl AllRows<'_> {
+    /// HTML table (escaped) of every row, with dtypes and shape.
+    pub fn to_html(&self) -> String {
+        frame_to_html(self.0, self.0.height())
+    }
+
+    /// Aligned plain-text table of every row, with dtypes and shape.
+    pub fn to_text(&self) -> String {
+        frame_to_text(self.0, self.0.height())
+    }
+
+    /// Prints `text/html` and `text/plain` in evcxr's protocol (called by the kernel).
+    pub fn evcxr_display(&self) {
+        println!(
+            "{}",
+            evcxr_blocks(&[
+                ("text/html", &self.to_html()),
+                ("text/plain", &self.to_text())
+            ])
+        );
+    }
+}

@@ -95,7 +95,7 @@ pub fn output_distribution(dist: &[(Vec<u64>, f64)]) -> Result<DataFrame> {
 }
 
 /// One row per step of an online-learning run: `step` (u32), `action` (u32), `loss`,
-/// `cumulative_loss`.
+/// `cumulative_loss`, and `best_expert_cumulative_loss` (the best expert in hindsight).
 ///
 /// # Errors
 /// Only polars errors.
@@ -114,6 +114,7 @@ pub fn online_run(run: &OnlineRun) -> Result<DataFrame> {
         "action" => run.actions.iter().map(|&a| a as u32).collect::<Vec<_>>(),
         "loss" => run.step_losses.clone(),
         "cumulative_loss" => cumulative,
+        "best_expert_cumulative_loss" => run.best_expert_cumulative.clone(),
     )?)
 }
 

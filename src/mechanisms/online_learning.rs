@@ -33,6 +33,9 @@ pub struct OnlineRun {
     pub expert_losses: Vec<f64>,
     /// `L_A − min_i L_i`.
     pub regret: f64,
+    /// The cumulative loss after each step of the best expert in hindsight (the smallest
+    /// `L_i`, the first on a tie): the line the algorithm's cumulative loss is measured against.
+    pub best_expert_cumulative: Vec<f64>,
 }
 
 impl RandomizedWeightedMajority {
@@ -135,12 +138,21 @@ impl RandomizedWeightedMajority {
         let algorithm_loss = step_losses.iter().sum::<f64>() / t;
         let expert_losses: Vec<f64> = cumulative.iter().map(|c| c / t).collect();
         let best = expert_losses.iter().copied().fold(f64::INFINITY, f64::min);
+        let best_index = expert_losses.iter().position(|&l| l == best).unwrap_or(0);
+        let best_expert_cumulative = losses
+            .iter()
+            .scan(0.0, |acc, row| {
+                *acc += row[best_index];
+                Some(*acc)
+            })
+            .collect();
         Ok(OnlineRun {
             actions,
             step_losses,
             algorithm_loss,
             regret: algorithm_loss - best,
             expert_losses,
+            best_expert_cumulative,
         })
     }
 

@@ -208,9 +208,13 @@ pub fn certified_band(df: &DataFrame) -> Result<Plot> {
     }
     let k = f64_column(df, "iterations")?;
     let fourier = f64_column(df, "fourier_delta")?;
+    // in parts per million: plain numbers on the axis, not SI prefixes (µ) that read as units
     let relative = |name: &str| -> Result<Vec<f64>> {
         let v = f64_column(df, name)?;
-        Ok(v.iter().zip(&fourier).map(|(x, f)| x / f - 1.0).collect())
+        Ok(v.iter()
+            .zip(&fourier)
+            .map(|(x, f)| (x / f - 1.0) * 1e6)
+            .collect())
     };
     let band_edge = |y: Vec<f64>, name: &str| {
         Scatter::new(k.clone(), y)
@@ -219,8 +223,15 @@ pub fn certified_band(df: &DataFrame) -> Result<Plot> {
             .line(Line::new().width(0.5).color(color(0)))
     };
     let mut plot = Plot::new();
-    plot.add_trace(band_edge(relative("certified_lower")?, "certified lower"));
-    plot.add_trace(band_edge(relative("certified_upper")?, "certified upper").fill(Fill::ToNextY));
+    // one legend entry for the band: its lower edge carries no entry of its own
+    plot.add_trace(band_edge(relative("certified_lower")?, "certified lower").show_legend(false));
+    plot.add_trace(
+        band_edge(
+            relative("certified_upper")?,
+            "certified interval (lower to upper)",
+        )
+        .fill(Fill::ToNextY),
+    );
     plot.add_trace(
         Scatter::new(k.clone(), vec![0.0; k.len()])
             .name("Fourier (nx = 10⁶, L = 20)")
@@ -233,7 +244,7 @@ pub fn certified_band(df: &DataFrame) -> Result<Plot> {
                 "δ(ε) relative to the Fourier value, certified band",
             ))
             .x_axis(axis("iterations k"))
-            .y_axis(axis("δ / δ_Fourier − 1"))
+            .y_axis(axis("(δ / δ_Fourier − 1) × 10⁶"))
             .show_legend(true),
     );
     Ok(plot)

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use plotly::common::{DashType, Line, Mode, Title};
 use plotly::layout::{
-    Annotation, Axis, GridPattern, LayoutGrid, Legend, Shape, ShapeLine, ShapeType,
+    Annotation, Axis, GridPattern, LayoutGrid, Legend, Shape, ShapeLayer, ShapeLine, ShapeType,
 };
 use plotly::{Layout, Plot, Scatter};
 use polars::prelude::{DataFrame, DataType};
@@ -117,6 +117,23 @@ pub fn baseline(y: f64, panel: usize) -> Shape {
                 .width(1.0)
                 .dash(DashType::Dash),
         )
+}
+
+/// A light grey band across a panel from `low` to `high` (drawn below the data), e.g. the range
+/// of a baseline over seeds.
+pub fn baseline_band(low: f64, high: f64, panel: usize) -> Shape {
+    let (xa, ya) = panel_axis_ids(panel);
+    Shape::new()
+        .shape_type(ShapeType::Rect)
+        .x_ref(format!("{xa} domain"))
+        .y_ref(ya)
+        .x0(0.0)
+        .x1(1.0)
+        .y0(low)
+        .y1(high)
+        .fill_color("rgba(0, 0, 0, 0.08)")
+        .line(ShapeLine::new().width(0.0))
+        .layer(ShapeLayer::Below)
 }
 
 /// A dashed black baseline as a trace from `x_min` to `x_max` at `y`, so that it gets a legend

@@ -2,8 +2,8 @@
 //! ([`crate::frame::experiments::results_frame`]), plus trace and pair plots of any run.
 //!
 //! Box plots put ε (or the clip bound) on a categorical x axis with one box per algorithm
-//! (the thesis' hue order and colours); dashed black lines are the posterior-vs-posterior
-//! baseline MMDs. Panels without data are left out, so quick grids give smaller figures.
+//! (the thesis' hue order and colours); a dashed black line is the median over seeds of the
+//! posterior-vs-posterior baseline MMDs, a grey band their range. Panels without data are left out, so quick grids give smaller figures.
 
 use plotly::common::{Marker, Mode, Title};
 use plotly::layout::{
@@ -13,8 +13,8 @@ use plotly::{BoxPlot, Layout, Plot, Scatter};
 use polars::prelude::DataFrame;
 
 use super::common::{
-    axis, baseline, color, f64_column, panel_axis_ids, panel_title, set_panel_axes, str_column,
-    unique_in_order,
+    axis, baseline, baseline_band, color, f64_column, panel_axis_ids, panel_title, set_panel_axes,
+    str_column, unique_in_order,
 };
 use crate::experiments::SamplerKind;
 use crate::models::Experiment;
@@ -77,6 +77,24 @@ impl Rows {
 }
 
 /// Baseline MMDs of `experiment` from a baseline frame (columns `experiment`, `mmd`).
+/// The baselines of one panel (one per seed) as one dashed line at their median over a light
+/// band from their smallest to their largest: several seeds' lines drawn one by one read as a
+/// black band.
+fn baseline_summary(values: &[f64], panel: usize) -> Vec<Shape> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let Some((&low, &high)) = sorted.first().zip(sorted.last()) else {
+        return Vec::new();
+    };
+    let n = sorted.len();
+    let median = if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        0.5 * (sorted[n / 2 - 1] + sorted[n / 2])
+    };
+    vec![baseline_band(low, high, panel), baseline(median, panel)]
+}
+
 fn baselines_of(baselines: Option<&DataFrame>, experiment: &str) -> Result<Vec<f64>> {
     let Some(b) = baselines else {
         return Ok(Vec::new());
@@ -100,9 +118,14 @@ fn box_figure(
     baselines: Option<&DataFrame>,
     title: &str,
     x_title: &str,
-    y_title: &str,
+    y_titles: &[&str],
     columns: usize,
 ) -> Result<Plot> {
+    // one y title per panel, or the last one for the panels after it
+    let y_title = |panel: usize| {
+        let last = y_titles.len().saturating_sub(1);
+        y_titles.get(panel.min(last)).copied().unwrap_or("value")
+    };
     // Keep the panels that have data.
     let has = |exp: &str| {
         (0..rows.y.len()).any(|i| {
@@ -114,7 +137,8 @@ fn box_figure(
     let panels: Vec<&(String, String)> = panels.iter().filter(|(_, e)| has(e)).collect();
     if panels.is_empty() {
         return Err(Error::InvalidData(format!(
-            "no finite `{y_title}` values for the experiments of this figure; run the grid first"
+            "no finite `{}` values for the experiments of this figure; run the grid first",
+            y_title(0)
         )));
     }
     if panels.len() > 8 {
@@ -150,7 +174,12 @@ fn box_figure(
             })
             .collect();
         let xs: Vec<f64> = idx.iter().map(|&i| rows.x[i]).collect();
-        layout = set_panel_axes(layout, panel, category_axis(x_title, &xs), axis(y_title))?;
+        layout = set_panel_axes(
+            layout,
+            panel,
+            category_axis(x_title, &xs),
+            axis(y_title(panel)),
+        )?;
         annotations.push(panel_title(ptitle, panel));
         let mut algs = unique_in_order(
             &idx.iter()
@@ -183,9 +212,7 @@ fn box_figure(
                     .y_axis(&ya),
             );
         }
-        for b in baselines_of(baselines, exp)? {
-            shapes.push(baseline(b, panel));
-        }
+        shapes.extend(baseline_summary(&baselines_of(baselines, exp)?, panel));
     }
     plot.set_layout(layout.annotations(annotations).shapes(shapes));
     Ok(plot)
@@ -200,7 +227,7 @@ fn panels_of(experiments: &[Experiment]) -> Vec<(String, String)> {
 
 /// A box figure of `metric` (a column of the comparison results: `mmd`, `clip_fraction`,
 /// `grad_clip_fraction`, `mean_error`, `acceptance`, …) against ε, one panel per experiment
-/// with data (at most 8), one box per algorithm; dashed baseline lines from `baselines`
+/// with data (at most 8), one box per algorithm; a dashed median baseline over its range from `baselines`
 /// (columns `experiment`, `mmd`) when given.
 ///
 /// # Errors
@@ -221,7 +248,7 @@ pub fn comparison_boxes(
         baselines,
         title,
         "ε",
-        y_title,
+        &[y_title],
         1,
     )
 }
@@ -268,7 +295,7 @@ pub fn figure_6_3(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {
         Some(baselines),
         "mmd",
         &BANANAS,
-        "Fig 6.3: MMD to the reference posterior (dashed: posterior-vs-posterior baselines)",
+        "Fig 6.3: MMD to the reference posterior (dashed: baseline median over seeds, grey: their range)",
         "MMD",
     )
 }
@@ -281,7 +308,7 @@ pub fn figure_6_4(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {
         Some(baselines),
         "mmd",
         &EXTRA,
-        "Fig 6.4: MMD to the reference posterior, harder targets (dashed: baselines)",
+        "Fig 6.4: MMD to the reference posterior, harder targets (dashed: baseline median, grey: range)",
         "MMD",
     )
 }
@@ -296,7 +323,7 @@ pub fn figure_field(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> 
         Some(baselines),
         "mmd",
         &experiments,
-        "The field's samplers beside the thesis': MMD to the reference posterior (dashed: baselines)",
+        "The field's samplers beside the thesis': MMD to the reference posterior (dashed: baseline median, grey: range)",
         "MMD",
     )
 }
@@ -353,14 +380,8 @@ pub fn figure_6_7(results: &DataFrame) -> Result<Plot> {
     rows.x.extend(clip.x);
     rows.y.extend(clip.y);
     let panels = vec![
-        (
-            "mean error ‖mean − (0, 0)‖ (y) against ε".to_string(),
-            "mean".to_string(),
-        ),
-        (
-            "clip fraction (y) against ε".to_string(),
-            "clip".to_string(),
-        ),
+        ("mean error against ε".to_string(), "mean".to_string()),
+        ("clip fraction against ε".to_string(), "clip".to_string()),
     ];
     box_figure(
         &rows,
@@ -369,7 +390,7 @@ pub fn figure_6_7(results: &DataFrame) -> Result<Plot> {
         None,
         "Fig 6.7: circle: mean error (left) and clip fraction (right)",
         "ε",
-        "mean error / clip fraction",
+        &["mean error ‖mean − (0, 0)‖", "clip fraction"],
         2,
     )
 }
@@ -399,7 +420,7 @@ pub fn figure_6_8(results: &DataFrame) -> Result<Plot> {
         None,
         "Fig 6.8: DP HMC: fraction of clipped per-row gradients",
         "ε",
-        "gradient clip fraction",
+        &["gradient clip fraction"],
         2,
     )
 }
@@ -447,7 +468,7 @@ pub fn figure_6_2(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {
     let mut plot = Plot::new();
     let mut layout = Layout::new()
         .title(Title::with_text(
-            "Fig 6.2: clipping without privacy noise (dashed: posterior-vs-posterior baselines)",
+            "Fig 6.2: clipping without privacy noise (dashed: baseline median over seeds, grey: their range)",
         ))
         .height(800)
         .grid(
@@ -537,9 +558,9 @@ pub fn figure_6_2(results: &DataFrame, baselines: &DataFrame) -> Result<Plot> {
                 .y_axis(&yb),
             );
         }
-        for b in baselines_of(Some(baselines), e.key())? {
-            shapes.push(baseline(b, top));
-            shapes.push(baseline(b, bottom));
+        let values = baselines_of(Some(baselines), e.key())?;
+        for panel in [top, bottom] {
+            shapes.extend(baseline_summary(&values, panel));
         }
     }
     plot.set_layout(layout.annotations(annotations).shapes(shapes));

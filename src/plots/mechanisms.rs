@@ -2,7 +2,7 @@
 //! Hellinger error per setting and mechanism, mean-error curves, and online-learning losses.
 
 use plotly::box_plot::BoxMean;
-use plotly::common::{Mode, Title};
+use plotly::common::{DashType, Line, Mode, Title};
 use plotly::layout::{Axis, AxisType, BoxMode, Layout};
 use plotly::{BoxPlot, Plot, Scatter};
 use polars::prelude::*;
@@ -22,6 +22,15 @@ fn label(x: f64) -> String {
         format!("{}", x as i64)
     } else {
         format!("{x}")
+    }
+}
+
+/// A reader's axis title for a setting column of the Hellinger studies.
+fn setting_title(column: &str) -> &str {
+    match column {
+        "n" => "data size n",
+        "prior_strength" => "prior strength (the balanced prior's parameter)",
+        other => other,
     }
 }
 
@@ -71,7 +80,7 @@ pub fn error_boxes(samples: &DataFrame, x: &str) -> Result<Plot> {
             plot.add_trace(BoxPlot::new_xy(bx, by).name(pretty).box_mean(BoxMean::True));
         }
     }
-    let x_title = if x == "n" { "data size n" } else { x };
+    let x_title = setting_title(x);
     plot.set_layout(
         Layout::new()
             .box_mode(BoxMode::Group)
@@ -117,28 +126,34 @@ pub fn mean_errors(summary: &DataFrame, x: &str) -> Result<Plot> {
     plot.set_layout(
         Layout::new()
             .title(Title::with_text("Mean Hellinger error"))
-            .x_axis(Axis::new().title(x))
+            .x_axis(Axis::new().title(setting_title(x)))
             .y_axis(Axis::new().title("mean Hellinger error")),
     );
     Ok(plot)
 }
 
-/// Cumulative loss of an online-learning run vs step, from
+/// Cumulative loss of an online-learning run vs step, beside the best expert's in hindsight
+/// (the gap at the last step is `T` times the regret), from
 /// [`crate::frame::mechanisms::online_run`].
 ///
 /// # Errors
-/// Missing columns `step` or `cumulative_loss`.
+/// Missing columns `step`, `cumulative_loss` or `best_expert_cumulative_loss`.
 pub fn online_losses(run: &DataFrame) -> Result<Plot> {
-    let steps: Vec<f64> = f64_column(run, "step")?.into_iter().flatten().collect();
-    let cum: Vec<f64> = f64_column(run, "cumulative_loss")?
-        .into_iter()
-        .flatten()
-        .collect();
+    let column = |name: &str| -> Result<Vec<f64>> {
+        Ok(f64_column(run, name)?.into_iter().flatten().collect())
+    };
+    let steps = column("step")?;
     let mut plot = Plot::new();
     plot.add_trace(
-        Scatter::new(steps, cum)
+        Scatter::new(steps.clone(), column("cumulative_loss")?)
             .mode(Mode::Lines)
             .name("RWM cumulative loss"),
+    );
+    plot.add_trace(
+        Scatter::new(steps, column("best_expert_cumulative_loss")?)
+            .mode(Mode::Lines)
+            .line(Line::new().dash(DashType::Dash))
+            .name("best expert in hindsight"),
     );
     plot.set_layout(
         Layout::new()

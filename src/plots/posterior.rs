@@ -138,14 +138,25 @@ pub fn figure_4_1(t: &HmcTrajectory) -> Result<Plot> {
 /// x axis: the figure of [`crate::frame::samplers::interval_table`] (columns `label`, `param`,
 /// `mean`, `q05`, `q95`), e.g. the same model at several ε beside its non-private posterior.
 ///
+/// Each parameter gets its own scale: values are shown relative to the first label's series
+/// (the reference, e.g. the non-private posterior), as `(value − its mean) / its sd`, the sd
+/// read off its 5-95 % interval (`(q95 − q05) / 3.29`, exact for a normal posterior). So
+/// parameters of very different sizes share one readable axis, in the unit in which a private
+/// answer's cost is usually stated. Where the first series lacks a parameter or has a zero-width
+/// interval the values are shown as they are.
+///
 /// ```
 /// use dp_mcmc::plots::posterior::interval_plot;
 /// use dp_mcmc::polars::prelude::*;
 /// # fn main() -> dp_mcmc::Result<()> {
-/// let df = df!("label" => ["ε = 1", "ε = 1"], "param" => ["a", "b"],
-///              "mean" => [0.0, 1.0], "q05" => [-1.0, 0.5], "q95" => [1.0, 1.5])?;
+/// let df = df!("label" => ["ref", "ref", "ε = 1", "ε = 1"], "param" => ["a", "b", "a", "b"],
+///              "mean" => [0.0, 100.0, 0.5, 90.0], "q05" => [-1.0, 90.0, -1.0, 70.0],
+///              "q95" => [1.0, 110.0, 2.0, 110.0])?;
 /// let plot = interval_plot(&df)?;
-/// assert!(plot.to_json().contains("arrayminus"));
+/// let json = plot.to_json();
+/// assert!(json.contains("arrayminus") && json.contains("(value − ref mean) / ref sd"));
+/// // b at ε = 1: (90 − 100) / (20 / 3.29) ≈ −1.645 reference sds
+/// assert!(json.contains("-1.64"));
 /// assert!(interval_plot(&df.drop("q95")?).is_err());
 /// # Ok(()) }
 /// ```
@@ -175,6 +186,24 @@ pub fn interval_plot(df: &polars::prelude::DataFrame) -> Result<Plot> {
             params.push(p);
         }
     }
+    // the reference series' mean and sd of each parameter, if it has them all
+    let z90 = 2.0 * 1.644_853_626_951_472_2;
+    let reference: Option<Vec<(f64, f64)>> = params
+        .iter()
+        .filter(|_| !labels.is_empty())
+        .map(|p| {
+            let i = (0..label.len()).find(|&i| label[i] == *labels[0] && param[i] == **p)?;
+            let (m, sd) = (mean[i], (hi[i] - lo[i]) / z90);
+            (m.is_finite() && sd.is_finite() && sd > 0.0).then_some((m, sd))
+        })
+        .collect();
+    let scale = |i: usize, v: f64| match &reference {
+        Some(r) => {
+            let (m, sd) = r[params.iter().position(|p| **p == param[i]).unwrap_or(0)];
+            (v - m) / sd
+        }
+        None => v,
+    };
     let mut plot = Plot::new();
     let n = labels.len().max(1) as f64;
     for (li, l) in labels.iter().enumerate() {
@@ -185,19 +214,32 @@ pub fn interval_plot(df: &polars::prelude::DataFrame) -> Result<Plot> {
             .iter()
             .map(|&i| params.iter().position(|p| **p == param[i]).unwrap_or(0) as f64 + dodge)
             .collect();
-        let trace = Scatter::new(x, rows.iter().map(|&i| mean[i]).collect())
+        let y: Vec<f64> = rows.iter().map(|&i| scale(i, mean[i])).collect();
+        let trace = Scatter::new(x, y)
             .mode(Mode::Markers)
             .name(l.as_str())
             .error_y(
                 ErrorData::new(ErrorType::Data)
                     .symmetric(false)
-                    .array(rows.iter().map(|&i| hi[i] - mean[i]).collect())
-                    .array_minus(rows.iter().map(|&i| mean[i] - lo[i]).collect()),
+                    .array(
+                        rows.iter()
+                            .map(|&i| scale(i, hi[i]) - scale(i, mean[i]))
+                            .collect(),
+                    )
+                    .array_minus(
+                        rows.iter()
+                            .map(|&i| scale(i, mean[i]) - scale(i, lo[i]))
+                            .collect(),
+                    ),
             );
         plot.add_trace(trace);
     }
     let ticks: Vec<f64> = (0..params.len()).map(|i| i as f64).collect();
     let text: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+    let y_title = match (&reference, labels.first()) {
+        (Some(_), Some(first)) => format!("(value − {first} mean) / {first} sd"),
+        _ => "posterior mean and 5-95 % interval".to_string(),
+    };
     plot.set_layout(
         Layout::new()
             .title(Title::with_text("Posterior means and 5-95 % intervals"))
@@ -207,10 +249,7 @@ pub fn interval_plot(df: &polars::prelude::DataFrame) -> Result<Plot> {
                     .tick_values(ticks)
                     .tick_text(text),
             )
-            .y_axis(
-                plotly::layout::Axis::new()
-                    .title(Title::with_text("posterior mean and 5-95 % interval")),
-            ),
+            .y_axis(plotly::layout::Axis::new().title(Title::with_text(y_title))),
     );
     Ok(plot)
 }

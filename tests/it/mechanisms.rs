@@ -127,6 +127,16 @@ fn rwm_privacy_and_run() {
     assert!((run.expert_losses[1] - 0.1).abs() < 1e-12);
     let df = dp_mcmc::frame::mechanisms::online_run(&run).unwrap();
     assert_eq!(df.height(), 500);
+    // the best expert in hindsight is expert 1 (loss 0.1 at every step): its cumulative line
+    // ends at 50, and the algorithm's last cumulative loss exceeds it by T × regret
+    let best = df
+        .column("best_expert_cumulative_loss")
+        .unwrap()
+        .f64()
+        .unwrap();
+    assert!((best.get(499).unwrap() - 50.0).abs() < 1e-9);
+    let alg = df.column("cumulative_loss").unwrap().f64().unwrap();
+    assert!((alg.get(499).unwrap() - best.get(499).unwrap() - 500.0 * run.regret).abs() < 1e-9);
 }
 
 // ---------------------------------------------------------------- Hellinger distance

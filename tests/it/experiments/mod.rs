@@ -206,19 +206,34 @@ fn quick_grids_run_and_make_the_figures() {
             assert!(trace["name"].as_str().is_some());
         }
         assert_eq!(layout["showlegend"], Value::Bool(true));
-        let dashed = layout["shapes"].as_array().map_or(0, |s| {
-            s.iter().filter(|s| s["line"]["dash"] == "dash").count()
-        });
-        assert_eq!(dashed, baselines, "dashed baseline lines");
+        // one dashed line per panel with baselines (their median over seeds), each inside a
+        // grey band (their range) on the same axis
+        let shapes = layout["shapes"].as_array().cloned().unwrap_or_default();
+        let dashed: Vec<&Value> = shapes
+            .iter()
+            .filter(|s| s["line"]["dash"] == "dash")
+            .collect();
+        let bands: Vec<&Value> = shapes.iter().filter(|s| s["type"] == "rect").collect();
+        assert_eq!(dashed.len(), baselines, "dashed baseline lines");
+        assert_eq!(bands.len(), baselines, "baseline bands");
+        for line in &dashed {
+            let y = line["y0"].as_f64().unwrap();
+            assert!(
+                bands.iter().any(|b| b["yref"] == line["yref"]
+                    && b["y0"].as_f64().unwrap() <= y
+                    && y <= b["y1"].as_f64().unwrap()),
+                "a median baseline outside its band"
+            );
+        }
     };
-    // Fig 6.3: easy-2d and tempered-2d panels, 2 baselines each.
-    check(figs::figure_6_3(&cmp, &base).unwrap(), 4);
+    // Fig 6.3: easy-2d and tempered-2d panels, 2 baselines each: one median line per panel.
+    check(figs::figure_6_3(&cmp, &base).unwrap(), 2);
     // Fig 6.4: only hard-2d has baselines here (hard-gauss-2d's were not computed).
-    check(figs::figure_6_4(&cmp, &base).unwrap(), 2);
+    check(figs::figure_6_4(&cmp, &base).unwrap(), 1);
     check(figs::figure_6_5(&cmp).unwrap(), 0);
     check(figs::figure_6_6(&cmp).unwrap(), 0);
-    // Fig 6.2: d = 2 only; each baseline drawn in both rows.
-    check(figs::figure_6_2(&clip, &base).unwrap(), 4);
+    // Fig 6.2: d = 2 only; its baselines drawn in both rows.
+    check(figs::figure_6_2(&clip, &base).unwrap(), 2);
     // No DP HMC and no circle rows: these figures report missing data as an error.
     assert!(figs::figure_6_8(&cmp).is_err());
     assert!(figs::figure_6_7(&cmp).is_err());
