@@ -246,6 +246,7 @@ pub fn interval_plot(df: &polars::prelude::DataFrame) -> Result<Plot> {
             .x_axis(
                 plotly::layout::Axis::new()
                     .title(Title::with_text("parameter"))
+                    .zero_line(false) // the parameters are categories: no line at x = 0
                     .tick_values(ticks)
                     .tick_text(text),
             )
