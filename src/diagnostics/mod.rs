@@ -21,6 +21,9 @@ mod summary;
 mod thesis;
 
 pub use burn_in::{burn_in_range, kept_half};
+// `median` and `normal_quantile` serve the plots (baselines, interval scales) too
+#[cfg(feature = "plot")]
+pub(crate) use chains::median;
 pub(crate) use chains::quantile_sorted;
 pub use ess::{
     autocorr, ess_bulk, ess_folded, ess_identity, ess_mean, ess_median, ess_quantile, ess_tail,
@@ -32,6 +35,8 @@ pub use mmd::{
     thesis_bandwidth,
 };
 pub use moments::{cov_error, mean_error, sample_cov, sample_mean};
+#[cfg(feature = "plot")]
+pub(crate) use rank::normal_quantile;
 pub use rates::{acceptance_rate, grad_clip_fraction, r_clip_fraction};
 pub use rhat::{rhat, rhat_folded, rhat_identity, rhat_split, rhat_z_scale};
 pub use summary::{ParamSummary, summarize};

@@ -80,7 +80,15 @@ pub trait FrameDisplay {
     /// Aligned plain-text table, head … tail, with dtypes and shape.
     fn to_text(&self) -> String;
     /// Prints `text/html` and `text/plain` in evcxr's protocol (called by the kernel).
-    fn evcxr_display(&self);
+    fn evcxr_display(&self) {
+        println!(
+            "{}",
+            evcxr_blocks(&[
+                ("text/html", &self.to_html()),
+                ("text/plain", &self.to_text())
+            ])
+        );
+    }
 }
 
 impl FrameDisplay for DataFrame {
@@ -90,15 +98,6 @@ impl FrameDisplay for DataFrame {
 
     fn to_text(&self) -> String {
         frame_to_text(self, DEFAULT_MAX_ROWS)
-    }
-
-    fn evcxr_display(&self) {
-        let html = self.to_html();
-        let text = self.to_text();
-        println!(
-            "{}",
-            evcxr_blocks(&[("text/html", &html), ("text/plain", &text)])
-        );
     }
 }
 
@@ -115,25 +114,12 @@ impl FrameDisplay for DataFrame {
 /// ```
 pub struct AllRows<'a>(pub &'a DataFrame);
 
-impl AllRows<'_> {
-    /// HTML table (escaped) of every row, with dtypes and shape.
-    pub fn to_html(&self) -> String {
+impl FrameDisplay for AllRows<'_> {
+    fn to_html(&self) -> String {
         frame_to_html(self.0, self.0.height())
     }
 
-    /// Aligned plain-text table of every row, with dtypes and shape.
-    pub fn to_text(&self) -> String {
+    fn to_text(&self) -> String {
         frame_to_text(self.0, self.0.height())
-    }
-
-    /// Prints `text/html` and `text/plain` in evcxr's protocol (called by the kernel).
-    pub fn evcxr_display(&self) {
-        println!(
-            "{}",
-            evcxr_blocks(&[
-                ("text/html", &self.to_html()),
-                ("text/plain", &self.to_text())
-            ])
-        );
     }
 }

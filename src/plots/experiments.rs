@@ -3,7 +3,8 @@
 //!
 //! Box plots put ε (or the clip bound) on a categorical x axis with one box per algorithm
 //! (the thesis' hue order and colours); a dashed black line is the median over seeds of the
-//! posterior-vs-posterior baseline MMDs, a grey band their range. Panels without data are left out, so quick grids give smaller figures.
+//! posterior-vs-posterior baseline MMDs, a grey band their range. Panels without data are left
+//! out, so quick grids give smaller figures.
 
 use plotly::common::{Marker, Mode, Title};
 use plotly::layout::{
@@ -16,6 +17,7 @@ use super::common::{
     axis, baseline, baseline_band, color, f64_column, panel_axis_ids, panel_title, set_panel_axes,
     str_column, unique_in_order,
 };
+use crate::diagnostics::median;
 use crate::experiments::SamplerKind;
 use crate::models::Experiment;
 use crate::{Error, Result};
@@ -76,25 +78,23 @@ impl Rows {
     }
 }
 
-/// Baseline MMDs of `experiment` from a baseline frame (columns `experiment`, `mmd`).
 /// The baselines of one panel (one per seed) as one dashed line at their median over a light
 /// band from their smallest to their largest: several seeds' lines drawn one by one read as a
 /// black band.
 fn baseline_summary(values: &[f64], panel: usize) -> Vec<Shape> {
-    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    sorted.sort_by(f64::total_cmp);
-    let Some((&low, &high)) = sorted.first().zip(sorted.last()) else {
+    if values.is_empty() {
         return Vec::new();
-    };
-    let n = sorted.len();
-    let median = if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        0.5 * (sorted[n / 2 - 1] + sorted[n / 2])
-    };
-    vec![baseline_band(low, high, panel), baseline(median, panel)]
+    }
+    let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    vec![
+        baseline_band(low, high, panel),
+        baseline(median(values), panel),
+    ]
 }
 
+/// Baseline MMDs of `experiment` from a baseline frame (columns `experiment`, `mmd`): the
+/// finite ones.
 fn baselines_of(baselines: Option<&DataFrame>, experiment: &str) -> Result<Vec<f64>> {
     let Some(b) = baselines else {
         return Ok(Vec::new());
@@ -227,8 +227,8 @@ fn panels_of(experiments: &[Experiment]) -> Vec<(String, String)> {
 
 /// A box figure of `metric` (a column of the comparison results: `mmd`, `clip_fraction`,
 /// `grad_clip_fraction`, `mean_error`, `acceptance`, …) against ε, one panel per experiment
-/// with data (at most 8), one box per algorithm; a dashed median baseline over its range from `baselines`
-/// (columns `experiment`, `mmd`) when given.
+/// with data (at most 8), one box per algorithm; a dashed median baseline over its range from
+/// `baselines` (columns `experiment`, `mmd`) when given.
 ///
 /// # Errors
 /// [`Error::InvalidData`] for missing columns or no data for any of the experiments.

@@ -187,7 +187,7 @@ pub fn interval_plot(df: &polars::prelude::DataFrame) -> Result<Plot> {
         }
     }
     // the reference series' mean and sd of each parameter, if it has them all
-    let z90 = 2.0 * 1.644_853_626_951_472_2;
+    let z90 = 2.0 * crate::diagnostics::normal_quantile(0.95);
     let reference: Option<Vec<(f64, f64)>> = params
         .iter()
         .filter(|_| !labels.is_empty())
