@@ -241,9 +241,24 @@ fn simulate(cell: &Cell, seed: u64) -> (GlmData, Vec<f64>) {
         GlmKind::Poisson => (0.0, 30.0),
         GlmKind::Linear => (ya - 5.0 * yb, ya + 5.0 * yb),
     };
-    let data = GlmData::new(cell.kind(), rows, y, all_bounds, y_bounds, 1.0, names)
-        .and_then(|d| d.with_prior(Prior::default()))
-        .expect("valid");
+    // the binary indicators are declared so, as a codebook would (public structure)
+    let binary: Vec<String> = (1..p)
+        .filter(|&i| (survey && (i - 1) % 7 <= 3) || (rare && i > 1 && i % 2 == 0))
+        .map(|i| names[i].clone())
+        .collect();
+    let binary: Vec<&str> = binary.iter().map(String::as_str).collect();
+    let data = GlmData::new(
+        cell.kind(),
+        rows,
+        y,
+        all_bounds,
+        y_bounds,
+        1.0,
+        names.clone(),
+    )
+    .and_then(|d| d.with_prior(Prior::default()))
+    .and_then(|d| d.binary(&binary))
+    .expect("valid");
     (data, theta)
 }
 
@@ -287,7 +302,7 @@ fn main() {
     if new_file {
         writeln!(
             file,
-            "model,n,d,epsilon,rep,param,rank,draws,in50,in90,max_rhat,floored,indefinite,converged"
+            "model,n,d,epsilon,rep,param,rank,draws,in50,in90,max_rhat,floored,indefinite,converged,sd"
         )
         .unwrap();
     }
@@ -370,7 +385,7 @@ fn main() {
                         // refused (not converged): counted, never scored as coverage
                         for j in 0..theta.len() {
                             out.push_str(&format!(
-                                "{},{rep},{j},0,0,0,0,{:.4},{:.3},{:.3},0\n",
+                                "{},{rep},{j},0,0,0,0,{:.4},{:.3},{:.3},0,NaN\n",
                                 cell.key(),
                                 fit.report.max_rhat,
                                 fit.report.floored_share,
@@ -392,8 +407,12 @@ fn main() {
                             let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
                             let in50 = q(0.25) <= *t && *t <= q(0.75);
                             let in90 = q(0.05) <= *t && *t <= q(0.95);
+                            let mean = v.iter().sum::<f64>() / v.len() as f64;
+                            let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>()
+                                / (v.len() - 1) as f64)
+                                .sqrt();
                             out.push_str(&format!(
-                                "{},{rep},{j},{rank},{},{},{},{:.4},{:.3},{:.3},1\n",
+                                "{},{rep},{j},{rank},{},{},{},{:.4},{:.3},{:.3},1,{sd:.6e}\n",
                                 cell.key(),
                                 v.len(),
                                 u8::from(in50),

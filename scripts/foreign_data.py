@@ -166,6 +166,7 @@ def bikeshare_table(name, weather):
         + [(c, 0, 1) for c in weather]
         + [(c, 0, 1) for c in BIKE_HOURS],
         "one_hot": [list(weather), list(BIKE_HOURS)],
+        "binary": ["workingday"],
         "clamp": True,
         "row": bikeshare_rows(weather),
     }
@@ -203,6 +204,7 @@ def wage_row(raw):
 # --bounds; every bound is from the ISLR2/ISLP documentation or common sense, never from the
 # data); `response_bounds`: the response's declared range (None for a 0/1 response);
 # `one_hot`: groups of indicator columns (at most one set per row), passed as --one-hot;
+# `binary`: indicator columns outside any group (values 0 or 1), passed as --binary;
 # `clamp`: pass --clamp (values outside their bounds clamped; the reference clamps the same).
 TABLES = [
     {
@@ -222,6 +224,7 @@ TABLES = [
             ("income", 0, 80_000),
         ],
         "one_hot": [],
+        "binary": ["student"],
         "clamp": False,
         "row": default_row,
     },
@@ -249,6 +252,7 @@ TABLES = [
             ("health", 0, 1),  # an indicator (>= Very Good = 1)
         ],
         "one_hot": [list(WAGE_EDUCATION)],
+        "binary": ["jobclass", "health"],
         "clamp": False,
         "row": wage_row,
     },
@@ -694,6 +698,8 @@ def fit_command(binary, table, csv_path, eps, out_dir, overwrite):
     ]  # fmt: skip
     for group in table["one_hot"]:
         cmd += ["--one-hot", ",".join(group)]
+    if table.get("binary"):
+        cmd += ["--binary", ",".join(table["binary"])]
     if table["clamp"]:
         cmd.append("--clamp")
     cmd += ["--method", "noise-aware", "--epsilon", f"{eps:g}", "--delta", f"{DELTA:g}"]

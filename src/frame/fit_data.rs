@@ -149,6 +149,9 @@ pub struct FitSpec {
     /// Groups of covariates declared one-hot (at most one non-zero per row; used by the
     /// noise-aware method, [`GlmData::one_hot`](crate::noise_aware::GlmData::one_hot)).
     pub one_hot: Vec<Vec<String>>,
+    /// Covariates declared binary: every value 0 or the declared upper bound (used by the
+    /// noise-aware method, [`GlmData::binary`](crate::noise_aware::GlmData::binary)).
+    pub binary: Vec<String>,
     /// Map every covariate onto `[0, 1]` by its declared bounds, `(x − lo)/(hi − lo)` (a public
     /// transformation, fixed before the data are read): each coefficient is then the effect of
     /// the covariate's whole declared range, and the privacy analysis no longer depends on the
@@ -169,6 +172,7 @@ impl FitSpec {
             clamp: false,
             prior_sd: None,
             one_hot: Vec::new(),
+            binary: Vec::new(),
             scale_to_unit: false,
         }
     }
@@ -628,6 +632,10 @@ pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware:
     for group in &spec.one_hot {
         let names: Vec<&str> = group.iter().map(String::as_str).collect();
         data = data.one_hot(&names)?;
+    }
+    if !spec.binary.is_empty() {
+        let names: Vec<&str> = spec.binary.iter().map(String::as_str).collect();
+        data = data.binary(&names)?;
     }
     Ok(data)
 }

@@ -211,6 +211,11 @@ impl Coordinates {
         (x - self.centre[i]) / self.scale[i]
     }
 
+    /// A covariate value from the internal coordinates back to the model's units.
+    pub(crate) fn covariate_to_model(&self, i: usize, x: f64) -> f64 {
+        self.centre[i] + self.scale[i] * x
+    }
+
     /// A response value in the internal coordinates.
     pub(crate) fn response(&self, y: f64) -> f64 {
         (y - self.response_centre) / self.response_scale

@@ -50,6 +50,9 @@ pub struct GlmData {
     pub(crate) names: Vec<String>,
     /// The rows the declared bounds and one-hot declarations allow (internal coordinates).
     polytope: Polytope,
+    /// Covariates declared indicators (sorted): every value is the declared 0 or the upper
+    /// bound ([`GlmData::binary`], and every member of a one-hot group).
+    indicators: Vec<usize>,
 }
 
 impl GlmData {
@@ -183,6 +186,7 @@ impl GlmData {
             prior,
             names,
             polytope,
+            indicators: Vec::new(),
         })
     }
 
@@ -212,7 +216,10 @@ impl GlmData {
     /// codebook). The releases' sensitivities are maxima of convex norms over the rows the
     /// declaration allows, whose convex hull's vertices are the box's vertices with at most
     /// one of the group away from 0: fewer and smaller worst cases, so less noise (on randhie's
-    /// three health indicators: sd ratio 1.62 → 1.48 at ε = 1, docs/NOISE-AWARE.md).
+    /// three health indicators: sd ratio 1.62 → 1.48 at ε = 1, docs/NOISE-AWARE.md). The
+    /// members are indicators (each value 0 or the declared upper bound, as
+    /// [`GlmData::binary`] declares), so the releases need not carry the products the
+    /// declaration fixes (docs/NOISE-AWARE.md, "Releases").
     ///
     /// ```
     /// use dp_mcmc::noise_aware::{GlmData, GlmKind};
@@ -234,31 +241,10 @@ impl GlmData {
     ///
     /// # Errors
     /// A name that is not a covariate, a group of fewer than two, a covariate whose declared
-    /// lower bound is not 0, a row with more than one of the group non-zero.
+    /// lower bound is not 0, a value that is neither 0 nor the upper bound, a row with more
+    /// than one of the group non-zero.
     pub fn one_hot(mut self, group: &[&str]) -> Result<Self> {
-        let mut idx = Vec::with_capacity(group.len());
-        for name in group {
-            let i = self.names[..self.p]
-                .iter()
-                .position(|n| n == name)
-                .ok_or_else(|| {
-                    Error::invalid(
-                        "one-hot",
-                        name,
-                        "is not one of the covariates: name columns given as features",
-                    )
-                })?;
-            if self.declared[i].0 != 0.0 || self.declared[i].1 <= 0.0 {
-                return Err(Error::invalid(
-                    "one-hot",
-                    name,
-                    "a one-hot column needs declared bounds 0:HI with HI > 0",
-                ));
-            }
-            idx.push(i);
-        }
-        idx.sort_unstable();
-        idx.dedup();
+        let idx = self.indicator_columns("one-hot", group)?;
         if idx.len() < 2 {
             return Err(Error::invalid(
                 "one-hot",
@@ -281,6 +267,94 @@ impl GlmData {
         Ok(self)
     }
 
+    /// Declares `columns` (covariate names) **binary**: every value is 0 or the declared upper
+    /// bound (an indicator, from a codebook). Public structure: a row's square of such a
+    /// column is fixed by the column itself, so a linear model's `XᵀX` release need not carry
+    /// it (docs/NOISE-AWARE.md, "Releases"). The members of a one-hot group are binary
+    /// already.
+    ///
+    /// ```
+    /// use dp_mcmc::noise_aware::{GlmData, GlmKind};
+    /// let names = vec!["intercept".into(), "smoker".into(), "log_sigma".into()];
+    /// let data = |x: Vec<f64>| GlmData::new(GlmKind::Linear, x, vec![0.5, 1.5, 1.0],
+    ///     vec![(1.0, 1.0), (0.0, 1.0)], (0.0, 2.0), 10.0, names.clone());
+    /// let ok = data(vec![1.0, 1.0, 1.0, 0.0, 1.0, 1.0])?.binary(&["smoker"])?;
+    /// assert_eq!(ok.dim(), 3);
+    /// // a value between 0 and the bound contradicts the declaration: an error naming the row
+    /// let err = data(vec![1.0, 1.0, 1.0, 0.5, 1.0, 1.0])?.binary(&["smoker"]).unwrap_err();
+    /// assert!(err.to_string().contains("row 1"), "{err}");
+    /// # Ok::<(), dp_mcmc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A name that is not a covariate, a covariate whose declared lower bound is not 0, a
+    /// value that is neither 0 nor the upper bound.
+    pub fn binary(mut self, columns: &[&str]) -> Result<Self> {
+        self.indicator_columns("binary", columns)?;
+        Ok(self)
+    }
+
+    /// The covariates named by `names` (sorted, deduplicated), checked declared `0:HI` with
+    /// every value 0 or `HI`, and recorded as indicators; `flag` names the declaration.
+    fn indicator_columns(&mut self, flag: &'static str, names: &[&str]) -> Result<Vec<usize>> {
+        let mut idx = Vec::with_capacity(names.len());
+        for name in names {
+            let i = self.names[..self.p]
+                .iter()
+                .position(|n| n == name)
+                .ok_or_else(|| {
+                    Error::invalid(
+                        flag,
+                        name,
+                        "is not one of the covariates: name columns given as features",
+                    )
+                })?;
+            if self.declared[i].0 != 0.0 || self.declared[i].1 <= 0.0 {
+                return Err(Error::invalid(
+                    flag,
+                    name,
+                    format!("a {flag} column needs declared bounds 0:HI with HI > 0"),
+                ));
+            }
+            idx.push(i);
+        }
+        idx.sort_unstable();
+        idx.dedup();
+        for &i in &idx {
+            // the internal images of the declared 0 and HI, computed as the rows' were
+            let (lo, hi) = (self.lo[i], self.hi[i]);
+            if let Some((j, v)) = self
+                .x
+                .chunks_exact(self.p)
+                .map(|row| row[i])
+                .enumerate()
+                .find(|&(_, v)| v != lo && v != hi)
+            {
+                let v = self.coords.covariate_to_model(i, v);
+                return Err(Error::InvalidData(format!(
+                    "column `{}` has the value {v} at row {j}: a {flag} column holds \
+                     indicators, 0 or its declared upper bound {}; fix the row or drop the \
+                     declaration",
+                    self.names[i], self.declared[i].1
+                )));
+            }
+        }
+        self.indicators.extend(&idx);
+        self.indicators.sort_unstable();
+        self.indicators.dedup();
+        Ok(idx)
+    }
+
+    /// The covariates declared indicators ([`GlmData::binary`], one-hot members), sorted.
+    pub(crate) fn indicators(&self) -> &[usize] {
+        &self.indicators
+    }
+
+    /// The one-hot groups (covariate indices, sorted).
+    pub(crate) fn one_hot_groups(&self) -> &[Vec<usize>] {
+        self.polytope.groups()
+    }
+
     /// The rows in the internal coordinates ([`GlmData::coordinates`]): covariates
     /// (row-major, `n × p`) and responses, as validated (and clamped).
     pub fn internal_rows(&self) -> (&[f64], &[f64]) {
@@ -298,7 +372,7 @@ impl GlmData {
             .flat_map(|row| {
                 row.iter()
                     .enumerate()
-                    .map(|(i, v)| c.centre[i] + c.scale[i] * v)
+                    .map(|(i, &v)| c.covariate_to_model(i, v))
             })
             .collect();
         let y = if self.kind == GlmKind::Linear {

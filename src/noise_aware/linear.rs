@@ -8,8 +8,10 @@
 //! their half-widths), the Gaussian likelihood depends on the data only through
 //! `H = XᵀX`, `u = Xᵀy` and `v = yᵀy`. They are released with Gaussian noise of standard
 //! deviation `Δ_i·z_i`, `XᵀX` in two stages (a pilot, then whitened by it: `xtx.rs`), the
-//! shares of the budget fixed by [`SUFFICIENT_SHARES`]; entries of `XᵀX` between two constant
-//! covariates (the intercept's `n`) are public and exact. The substitution sensitivities over
+//! pilot's and `yᵀy`'s shares of the budget fixed by [`SUFFICIENT_SHARES`], the rest split
+//! between the whitened `XᵀX` and `Xᵀy` by `whitened_share` from what the pilot and `yᵀy`
+//! made public; entries of `XᵀX` between two constant covariates (the intercept's `n`) are
+//! public and exact, and those the declared indicators fix are not released (`structure.rs`). The substitution sensitivities over
 //! the declared box:
 //!
 //! - `svec(XᵀX)`: `x xᵀ − x' x'ᵀ` has squared Frobenius norm `‖x‖⁴ + ‖x'‖⁴ − 2 (xᵀx')²`, so
@@ -52,6 +54,7 @@ use super::link::GlmKind;
 use super::posterior::ChainDraws;
 use super::releases::{Release, checked_sensitivity};
 use super::sensitivity::{moment_sensitivities, xty_sensitivity};
+use super::structure::determined_entries;
 use super::xtx::{XtxGaussian, floored_inv_sqrt, whitened_release};
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
@@ -61,11 +64,12 @@ const MAX_PD_TRIES: usize = 200;
 
 /// Shares of the run's Gaussian `μ` of the four releases `(XᵀX pilot, XᵀX whitened, Xᵀy,
 /// yᵀy)`: a fixed public rule, chosen on simulated data (docs/NOISE-AWARE.md) among a handful
-/// of splits by the posterior sds of β and ln σ. `Xᵀy` carries the coefficients directly,
-/// `XᵀX` only through `H⁻¹`'s product with small coefficients; the pilot only has to find the
-/// design's scales for the whitened release; `yᵀy` has a far smaller sensitivity than the
-/// others, so a small share gives it little noise. When `XᵀX` is entirely public (a Gaussian
-/// mean: `n`), its shares go to the other two in proportion.
+/// of splits by the posterior sds of β and ln σ. The pilot only has to find the design's
+/// scales for the whitened release; `yᵀy` has a far smaller sensitivity than the others, so a
+/// small share gives it little noise. `fit` (`release_for_budget`) spends the pilot's and
+/// `yᵀy`'s shares as they are and splits the whitened `XᵀX`'s and `Xᵀy`'s together by
+/// `whitened_share`, planned from those two releases. When `XᵀX` is entirely public (a
+/// Gaussian mean: `n`), its shares go to the other two in proportion.
 pub const SUFFICIENT_SHARES: [f64; 4] = [0.08, 0.17, 0.60, 0.15];
 
 /// The releases of a linear model's sufficient statistics (see the module docs), in the
@@ -75,7 +79,9 @@ pub struct SufficientRelease {
     /// The pilot `svec(XᵀX)` (off-diagonal entries times `√2`); entries between two constant
     /// covariates are public and exact (`noise_sd` applies to the others).
     pub xtx: Release,
-    /// Whether each `xtx` entry carries noise.
+    /// Whether each `xtx` entry carries noise. An entry the declared structure fixes (an
+    /// indicator's square, two one-hot members' product: `structure.rs`) is not released and
+    /// holds the value its rule gives from the released entries.
     pub xtx_noisy: Vec<bool>,
     /// `svec(B XᵀX B)`, whitened by `B = xtx_whitening` (a function of the pilot); `None`
     /// when `XᵀX` is entirely public.
@@ -118,6 +124,49 @@ pub(crate) fn sufficient_noise_multipliers(
     Ok([z(0)?, z(1)?, z(2)?, z(3)?])
 }
 
+/// `fit`'s releases of a linear model for a total Gaussian `mu`: the pilot and `yᵀy` at their
+/// [`SUFFICIENT_SHARES`], then the rest split between the whitened `XᵀX` and `Xᵀy` by
+/// [`whitened_share`] (an `XᵀX` that is entirely public gets none).
+pub(crate) fn release_for_budget(
+    data: &GlmData,
+    mu: f64,
+    rng: &mut ChainRng,
+) -> Result<SufficientRelease> {
+    let z = sufficient_noise_multipliers(data, mu, SUFFICIENT_SHARES)?;
+    if z[0].is_infinite() {
+        return release_sufficient(data, z, rng);
+    }
+    let rest =
+        mu * (SUFFICIENT_SHARES[1] + SUFFICIENT_SHARES[2]) / SUFFICIENT_SHARES.iter().sum::<f64>();
+    let split = |inputs: &SplitInputs| {
+        let w = whitened_share(inputs);
+        Ok([
+            super::releases::noise_multiplier(rest * w)?,
+            super::releases::noise_multiplier(rest * (1.0 - w))?,
+        ])
+    };
+    release_planned(data, [z[0], z[3]], &split, rng)
+}
+
+/// The whitened `XᵀX`'s share of what the whitened `XᵀX` and `Xᵀy` releases spend together,
+/// from what is public after the pilot and `yᵀy`: it minimises the coefficients' predicted
+/// variance inflation `a/s_u + b/s_w` to first order in the noise. In the frame whitened by
+/// `H`, the `Xᵀy` release adds `4 h Y² z_u²` (`h` the largest leverage, `Y` the largest `|y|`),
+/// and the whitened release's noise `E` moves `β_w = H^{½}β` by `Eβ_w`, adding about
+/// `h² z_w² ‖β_w‖²`, so `s_w/s_u = √(b/a) = √(h ‖β_w‖²)/(2Y)`, with `‖β_w‖² = ‖Xβ‖² ≤ yᵀy`
+/// taken at the released `yᵀy` (pessimistic toward `XᵀX`). Kept within
+/// [`WHITENED_SHARE_RANGE`].
+pub(crate) fn whitened_share(inputs: &SplitInputs) -> f64 {
+    let ratio = (inputs.max_leverage * inputs.yty.max(0.0)).sqrt() / (2.0 * inputs.y_max);
+    let w = ratio / (1.0 + ratio);
+    let (lo, hi) = WHITENED_SHARE_RANGE;
+    if w.is_finite() { w.clamp(lo, hi) } else { lo }
+}
+
+/// The range of [`whitened_share`]: neither of the two releases is starved whatever the pilot
+/// says (a pilot whose floored eigenvalues overstate the leverage, a `yᵀy` released near 0).
+pub(crate) const WHITENED_SHARE_RANGE: (f64, f64) = (0.1, 0.8);
+
 /// Releases `svec(XᵀX)`, then `svec(B XᵀX B)` whitened by it, `Xᵀy` and `yᵀy` (internal
 /// coordinates) with Gaussian noise of standard deviation `Δ_i·z_i` on every entry that is not
 /// public (see the module docs; `z` in the order of [`SUFFICIENT_SHARES`]). One pass over the
@@ -141,6 +190,36 @@ pub fn release_sufficient(
             ));
         }
     }
+    if z[0].is_finite() != z[1].is_finite() {
+        return Err(Error::invalid(
+            "noise multiplier",
+            format!("{} and {}", z[0], z[1]),
+            "the two XᵀX releases are both public (∞) or both noisy",
+        ));
+    }
+    release_planned(data, [z[0], z[3]], &|_| Ok([z[1], z[2]]), rng)
+}
+
+/// What is public when the whitened `XᵀX` and `Xᵀy` releases are planned: after the pilot
+/// and `yᵀy` ([`release_planned`]).
+pub(crate) struct SplitInputs {
+    /// `max‖Bx‖²` over the allowed rows, `B` the pilot's whitening: the largest leverage.
+    pub max_leverage: f64,
+    /// The released `yᵀy` (internal coordinates).
+    pub yty: f64,
+    /// The largest `|y|` the declared response range allows (internal coordinates).
+    pub y_max: f64,
+}
+
+/// The releases of [`release_sufficient`] with the pilot's and `yᵀy`'s noise multipliers
+/// `z_first` fixed and the whitened `XᵀX`'s and `Xᵀy`'s chosen by `split` from what those two
+/// releases made public (a fully adaptive choice of Gaussian budgets: Smith & Thakurta 2022).
+pub(crate) fn release_planned(
+    data: &GlmData,
+    z_first: [f64; 2],
+    split: &dyn Fn(&SplitInputs) -> Result<[f64; 2]>,
+    rng: &mut ChainRng,
+) -> Result<SufficientRelease> {
     if data.kind != GlmKind::Linear {
         return Err(Error::invalid(
             "model",
@@ -148,6 +227,7 @@ pub fn release_sufficient(
             "sufficient statistics are released for a linear model only",
         ));
     }
+    let [z_pilot, z_v] = z_first;
     let p = data.p;
     let mut h = DMatrix::<f64>::zeros(p, p);
     let mut u = vec![0.0; p];
@@ -167,23 +247,24 @@ pub fn release_sufficient(
     let n = data.n_rows() as f64;
     let [d_h, d_v] = moment_sensitivities(data);
     let d_v = checked_sensitivity("noise-aware yᵀy release", d_v)?;
-    if z[0].is_finite() != z[1].is_finite() {
-        return Err(Error::invalid(
-            "noise multiplier",
-            format!("{} and {}", z[0], z[1]),
-            "the two XᵀX releases are both public (∞) or both noisy",
-        ));
-    }
-    if z[0].is_finite() {
+    if z_pilot.is_finite() {
         checked_sensitivity("noise-aware XᵀX release", d_h)?;
     }
     let mut xtx = svec(&h);
     let mut xtx_noisy = Vec::with_capacity(xtx.len());
-    let sd_h = if z[0].is_finite() { d_h * z[0] } else { 0.0 };
+    let sd_h = if z_pilot.is_finite() {
+        d_h * z_pilot
+    } else {
+        0.0
+    };
+    let determined = determined_entries(data);
     let mut k = 0;
     for a in 0..p {
         for b in a..p {
-            if constant(a) && constant(b) {
+            if determined.iter().any(|d| d.entry == k) {
+                // not released: computed from the released entries below
+                xtx_noisy.push(false);
+            } else if constant(a) && constant(b) {
                 // public: n · c_a · c_b
                 let exact = n * data.lo[a] * data.lo[b];
                 xtx[k] = if a == b {
@@ -193,10 +274,10 @@ pub fn release_sufficient(
                 };
                 xtx_noisy.push(false);
             } else {
-                if !z[0].is_finite() {
+                if !z_pilot.is_finite() {
                     return Err(Error::invalid(
                         "noise multiplier",
-                        z[0],
+                        z_pilot,
                         "XᵀX has non-public entries: give it a finite noise multiplier",
                     ));
                 }
@@ -206,15 +287,40 @@ pub fn release_sufficient(
             k += 1;
         }
     }
+    for rule in &determined {
+        xtx[rule.entry] = rule.terms.iter().map(|&(k, c)| c * xtx[k]).sum();
+    }
     let pilot = Release {
         values: xtx,
         noise_sd: sd_h,
         sensitivity: d_h,
     };
-    // the whitened release, with B from the pilot (post-processing)
+    let sd_v = d_v * z_v;
+    let v = v + sd_v * normal(rng);
+    // the whitened release, with B from the pilot (post-processing), and the two budgets
+    // still to spend, planned from what is public now
     let whitening = floored_inv_sqrt(&unsvec(&pilot.values, p), sd_h);
-    let whitened = if z[1].is_finite() {
-        Some(whitened_release(data, &h, &whitening, z[1], rng)?)
+    let [z_w, z_u] = split(&SplitInputs {
+        max_leverage: data.max_shaped_norm(&whitening).powi(2),
+        yty: v,
+        y_max: data.y_lo.abs().max(data.y_hi.abs()),
+    })?;
+    if !(z_u > 0.0 && z_u.is_finite()) {
+        return Err(Error::invalid(
+            "noise multiplier",
+            z_u,
+            "the Xᵀy release needs a positive, finite noise multiplier",
+        ));
+    }
+    if z_w.is_nan() || z_w <= 0.0 || z_w.is_infinite() != z_pilot.is_infinite() {
+        return Err(Error::invalid(
+            "noise multiplier",
+            z_w,
+            "the two XᵀX releases are both public (∞) or both noisy",
+        ));
+    }
+    let whitened = if z_w.is_finite() {
+        Some(whitened_release(data, &h, &whitening, z_w, rng)?)
     } else {
         None
     };
@@ -222,6 +328,7 @@ pub fn release_sufficient(
     let estimate = XtxGaussian::new(
         &pilot,
         &xtx_noisy,
+        &determined,
         whitened.as_ref().map(|w| (w, &whitening)),
         p,
     )
@@ -229,12 +336,11 @@ pub fn release_sufficient(
     .estimate();
     let shape = sym_fn(&estimate, SymFn::InvSqrt);
     let d_u = checked_sensitivity("noise-aware Xᵀy release", xty_sensitivity(data, &shape))?;
-    let (sd_u, sd_v) = (d_u * z[2], d_v * z[3]);
+    let sd_u = d_u * z_u;
     let u: Vec<f64> = (&shape * DVector::from_vec(u))
         .iter()
         .map(|x| x + sd_u * normal(rng))
         .collect();
-    let v = v + sd_v * normal(rng);
     let second = whitened
         .as_ref()
         .map(|w| w.values.as_slice())
@@ -251,6 +357,7 @@ pub fn release_sufficient(
             "the sufficient statistics left the finite range; narrow the declared bounds".into(),
         ));
     }
+    let z = [z_pilot, z_w, z_u, z_v];
     Ok(SufficientRelease {
         xtx: pilot,
         xtx_noisy,
@@ -352,6 +459,7 @@ impl LinearPosterior {
         let xtx = XtxGaussian::new(
             &release.xtx,
             &release.xtx_noisy,
+            &determined_entries(data),
             whitened.as_ref().map(|(w, b)| (*w, b)),
             p,
         )
@@ -818,5 +926,76 @@ mod tests {
         }
         let posterior = LinearPosterior::new(&r, &data).unwrap();
         assert!((&posterior.u_obs - &u).norm() < 1e-6 * u.norm().max(1.0));
+    }
+
+    /// The planned split grows with the leverage and `yᵀy` (the whitened release's noise
+    /// moves `β` in proportion to both), stays in its range, and is finite on a `yᵀy`
+    /// released below 0.
+    #[test]
+    fn whitened_share_follows_its_first_order_optimum() {
+        let at = |max_leverage: f64, yty: f64| {
+            whitened_share(&SplitInputs {
+                max_leverage,
+                yty,
+                y_max: 1.0,
+            })
+        };
+        // √(h v)/(2Y) = 1: an even split
+        assert!((at(0.01, 400.0) - 0.5).abs() < 1e-12);
+        assert!(at(0.001, 400.0) < at(0.01, 400.0));
+        assert!(at(0.01, 100.0) < at(0.01, 400.0));
+        let (lo, hi) = WHITENED_SHARE_RANGE;
+        assert_eq!(at(1.0, 1e9), hi);
+        assert_eq!(at(0.01, -5.0), lo);
+        assert_eq!(at(f64::NAN, 1.0), lo);
+    }
+
+    /// `fit`'s releases spend exactly the budget: the four Gaussian `μ = 1/(2z²)` sum to the
+    /// total whatever the planned split, and each release's noise is its sensitivity times its
+    /// multiplier.
+    #[test]
+    fn planned_releases_spend_the_budget() {
+        let mut rng = crate::rng::chain_rng(5, 0);
+        let n = 300;
+        let mut x = Vec::with_capacity(3 * n);
+        let mut y = Vec::with_capacity(n);
+        for i in 0..n {
+            let a = f64::from(u8::from(i % 10 == 0));
+            let b = rng.random::<f64>();
+            x.extend([1.0, a, b]);
+            y.push((0.5 + 0.3 * a - 0.2 * b + 0.1 * normal(&mut rng)).clamp(-2.0, 2.0));
+        }
+        let names = ["intercept", "a", "b", "log_sigma"]
+            .map(String::from)
+            .to_vec();
+        let data = GlmData::new(
+            GlmKind::Linear,
+            x,
+            y,
+            vec![(1.0, 1.0), (0.0, 1.0), (0.0, 1.0)],
+            (-2.0, 2.0),
+            10.0,
+            names,
+        )
+        .unwrap()
+        .binary(&["a"])
+        .unwrap();
+        for mu in [0.05, 0.5, 8.0] {
+            let r = release_for_budget(&data, mu, &mut rng).unwrap();
+            let z: Vec<f64> = r.noise_multipliers.iter().map(|z| z.unwrap()).collect();
+            let spent: f64 = z.iter().map(|z| 1.0 / (2.0 * z * z)).sum();
+            assert!((spent - mu).abs() <= 1e-12 * mu, "{spent} vs {mu}");
+            let whitened = r.xtx_whitened.as_ref().unwrap();
+            for (release, z) in [
+                (&r.xtx, z[0]),
+                (whitened, z[1]),
+                (&r.xty, z[2]),
+                (&r.yty, z[3]),
+            ] {
+                assert!(
+                    (release.noise_sd - release.sensitivity * z).abs() <= 1e-12 * release.noise_sd
+                );
+            }
+        }
     }
 }

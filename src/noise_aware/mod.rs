@@ -58,6 +58,7 @@ mod posterior;
 mod releases;
 mod report;
 mod sensitivity;
+mod structure;
 mod xtx;
 
 use std::time::{Duration, Instant};
@@ -236,8 +237,10 @@ impl NoiseAware {
             let mut rng = self.rng(RELEASE_STREAM)?;
             let fitted = if data.kind == GlmKind::Linear {
                 // the sufficient statistics, XᵀX in two stages
-                let z = linear::sufficient_noise_multipliers(data, mu_total, SUFFICIENT_SHARES)?;
-                let release = linear::release_sufficient(data, z, &mut rng)?;
+                let release = linear::release_for_budget(data, mu_total, &mut rng)?;
+                let z = release
+                    .noise_multipliers
+                    .map(|z| z.unwrap_or(f64::INFINITY));
                 let post = linear::LinearPosterior::new(&release, data)?;
                 let (precision, prior_precision) = post.noise_free_precision();
                 Fitted {

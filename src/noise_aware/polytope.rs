@@ -100,6 +100,11 @@ impl Polytope {
         self
     }
 
+    /// The declared one-hot groups (coordinate indices, sorted).
+    pub(crate) fn groups(&self) -> &[Vec<usize>] {
+        &self.groups
+    }
+
     /// Whether `v` respects every one-hot declaration: at most one coordinate of each group
     /// away from its lower bound (the internal image of the declared 0; the box is checked
     /// elsewhere).

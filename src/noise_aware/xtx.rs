@@ -16,6 +16,7 @@ use super::data::GlmData;
 use super::linalg::{SymFn, congruence, floor_eigenvalues, svec, sym_fn, unsvec};
 use super::releases::{Release, checked_sensitivity};
 use super::sensitivity::whitened_xtx_sensitivity;
+use super::structure::Determined;
 use crate::error::Result;
 use crate::rng::ChainRng;
 
@@ -93,14 +94,15 @@ pub(crate) fn whitened_release(
 
 /// The Gaussian likelihood of `svec(H)`'s non-public entries given the pilot and (if any) the
 /// whitened release, used as the independence proposal of `H` (flat prior on the cone).
+/// Entries the declared structure determines ([`Determined`]) follow the released ones.
 pub(crate) struct XtxGaussian {
     p: usize,
     /// `svec(H)`: public entries exact, the others at their combined estimate.
     mean: Vec<f64>,
-    /// Indices of the entries that carry noise.
-    noisy: Vec<usize>,
-    /// The two releases' combined precision over the noisy entries, as `Λ'` with `Λ = Λ'/s²`
-    /// (its Cholesky factor) and `s`; or, for the pilot alone, `None` and its noise sd `s`.
+    /// `∂ svec(H) / ∂φ` (`q × m`), `φ` the released noisy entries: `svec(H) = c + Mφ`.
+    map: DMatrix<f64>,
+    /// The two releases' combined precision over `φ`, as `Λ'` with `Λ = Λ'/s²` (its
+    /// Cholesky factor) and `s`; or, for the pilot alone, `None` and its noise sd `s`.
     precision: Option<Cholesky<f64, Dyn>>,
     scale: f64,
     /// `(B, B⁻¹, floor)` of the whitened release, or `None` and [`noise_floor`] of the pilot.
@@ -108,51 +110,82 @@ pub(crate) struct XtxGaussian {
     floor: f64,
 }
 
+/// `svec(H) = c + Mφ` over the released noisy entries `φ` of `pilot` (flagged by `noisy`), the
+/// public ones exact and the `determined` ones the combinations their rule names.
+fn entry_map(
+    pilot: &Release,
+    noisy: &[bool],
+    determined: &[Determined],
+) -> (DVector<f64>, DMatrix<f64>) {
+    let q = noisy.len();
+    let free: Vec<usize> = (0..q).filter(|&k| noisy[k]).collect();
+    let mut c = DVector::from_iterator(
+        q,
+        (0..q).map(|k| if noisy[k] { 0.0 } else { pilot.values[k] }),
+    );
+    let mut m = DMatrix::zeros(q, free.len());
+    for (i, &k) in free.iter().enumerate() {
+        m[(k, i)] = 1.0;
+    }
+    for rule in determined {
+        c[rule.entry] = 0.0;
+        for &(k, coef) in &rule.terms {
+            if noisy[k] {
+                let i = free.binary_search(&k).expect("a noisy entry");
+                m[(rule.entry, i)] += coef;
+            } else {
+                c[rule.entry] += coef * c[k];
+            }
+        }
+    }
+    (c, m)
+}
+
 impl XtxGaussian {
-    /// The Gaussian of `svec(H)` given the `pilot` (entries flagged by `noisy` carry noise) and
-    /// the `whitened` release with its `B`; `None` if the combined precision is singular.
+    /// The Gaussian of `svec(H)` given the `pilot` (entries flagged by `noisy` carry noise;
+    /// the `determined` ones are not released and follow the rules) and the `whitened`
+    /// release with its `B`; `None` if the combined precision is singular.
     pub(crate) fn new(
         pilot: &Release,
         noisy: &[bool],
+        determined: &[Determined],
         whitened: Option<(&Release, &DMatrix<f64>)>,
         p: usize,
     ) -> Option<Self> {
-        let noisy: Vec<usize> = (0..noisy.len()).filter(|&k| noisy[k]).collect();
-        let mut mean = pilot.values.clone();
+        let (c, map) = entry_map(pilot, noisy, determined);
+        let y1 = DVector::from_iterator(
+            map.ncols(),
+            (0..noisy.len())
+                .filter(|&k| noisy[k])
+                .map(|k| pilot.values[k]),
+        );
         let floor = noise_floor(pilot.noise_sd, p);
-        let Some((second, b)) = whitened.filter(|_| !noisy.is_empty()) else {
+        let Some((second, b)) = whitened.filter(|_| map.ncols() > 0) else {
+            let mean = (&c + &map * y1).as_slice().to_vec();
             return Some(XtxGaussian {
                 p,
                 mean,
-                noisy,
+                map,
                 precision: None,
                 scale: pilot.noise_sd,
                 whitening: None,
                 floor,
             });
         };
-        // h̃₂ = L svec(H) + e₂: split L's columns into the noisy entries and the public ones
+        // h̃₂ = L svec(H) + e₂ = L c + (L M) φ + e₂
         let l = congruence(b);
-        let q = mean.len();
-        let public: Vec<usize> = (0..q).filter(|k| !noisy.contains(k)).collect();
-        let mut y2 = DVector::from_column_slice(&second.values);
-        for &k in &public {
-            y2.axpy(-mean[k], &l.column(k), 1.0);
-        }
-        let l_n = l.select_columns(&noisy);
+        let y2 = DVector::from_column_slice(&second.values) - &l * &c;
+        let l_n = &l * &map;
         // the precisions relative to the larger one (finite for any positive sds): the
         // combined precision is Λ = Λ'/s², s the smaller sd
         let s = pilot.noise_sd.min(second.noise_sd);
         let (w1, w2) = ((s / pilot.noise_sd).powi(2), (s / second.noise_sd).powi(2));
-        let m = noisy.len();
+        let m = map.ncols();
         let lam = DMatrix::identity(m, m) * w1 + l_n.transpose() * &l_n * w2;
-        let y1 = DVector::from_iterator(m, noisy.iter().map(|&k| pilot.values[k]));
         let rhs = y1 * w1 + l_n.transpose() * y2 * w2;
         let chol = Cholesky::new((&lam + lam.transpose()) * 0.5)?;
         let combined = chol.solve(&rhs);
-        for (i, &k) in noisy.iter().enumerate() {
-            mean[k] = combined[i];
-        }
+        let mean = (&c + &map * combined).as_slice().to_vec();
         let b_inv = b.clone().try_inverse()?;
         // the floor in B's frame: the noise scale of the combined estimate there, the pilot's
         // noise magnified by at most ‖B‖² (B is symmetric; so a whitened release far noisier than the pilot
@@ -162,7 +195,7 @@ impl XtxGaussian {
         Some(XtxGaussian {
             p,
             mean,
-            noisy,
+            map,
             precision: Some(chol),
             scale: s,
             whitening: Some((b.clone(), b_inv, noise_floor(combined_sd, p))),
@@ -172,8 +205,7 @@ impl XtxGaussian {
 
     /// One draw of `H` (symmetric, not necessarily positive definite).
     pub(crate) fn draw(&self, rng: &mut ChainRng) -> DMatrix<f64> {
-        let mut v = self.mean.clone();
-        let m = self.noisy.len();
+        let m = self.map.ncols();
         let xi = DVector::from_iterator(m, (0..m).map(|_| StandardNormal.sample(rng)));
         let dev = match &self.precision {
             // N(0, Λ⁻¹) with Λ' = LLᵀ = s²Λ: s L⁻ᵀξ
@@ -186,10 +218,9 @@ impl XtxGaussian {
             }
             None => xi * self.scale,
         };
-        for (i, &k) in self.noisy.iter().enumerate() {
-            v[k] += dev[i];
-        }
-        unsvec(&v, self.p)
+        let mut v = DVector::from_column_slice(&self.mean);
+        v.gemv(1.0, &self.map, &dev, 1.0);
+        unsvec(v.as_slice(), self.p)
     }
 
     /// `h` made positive definite at the releases' noise scale: with the whitened release, in
@@ -233,7 +264,7 @@ mod tests {
             sensitivity: 1.0,
         };
         let b = DMatrix::identity(p, p);
-        let g = XtxGaussian::new(&pilot, &[true; 3], Some((&second, &b)), p).unwrap();
+        let g = XtxGaussian::new(&pilot, &[true; 3], &[], Some((&second, &b)), p).unwrap();
         for (m, want) in g.mean.iter().zip([5.0, 2.0, 3.0]) {
             assert!((m - want).abs() < 1e-12, "{m} vs {want}");
         }
@@ -244,8 +275,49 @@ mod tests {
         // 0.125 with a standard error of 0.125·√(2/n) ≈ 0.00125: 5 standard errors
         assert!((var - 0.125).abs() < 0.00625, "{var}");
         // a public entry stays exact
-        let g = XtxGaussian::new(&pilot, &[false, true, true], Some((&second, &b)), p).unwrap();
+        let g =
+            XtxGaussian::new(&pilot, &[false, true, true], &[], Some((&second, &b)), p).unwrap();
         assert_eq!(g.mean[0], 4.0);
         assert_eq!(g.draw(&mut rng)[(0, 0)], 4.0);
+    }
+
+    /// An entry a structural rule determines follows the released ones in the mean and in
+    /// every draw (an indicator's square: `H₁₁ = H₀₁`, so `svec₂ = svec₁/√2`).
+    #[test]
+    fn determined_entries_follow_the_released_ones() {
+        let p = 2;
+        let pilot = Release {
+            values: vec![10.0, 4.0 * std::f64::consts::SQRT_2, 0.0],
+            noise_sd: 0.5,
+            sensitivity: 1.0,
+        };
+        let rule = Determined {
+            entry: 2,
+            terms: vec![(1, std::f64::consts::FRAC_1_SQRT_2)],
+        };
+        let second = Release {
+            values: vec![10.5, 4.0 * std::f64::consts::SQRT_2, 3.0],
+            noise_sd: 0.5,
+            sensitivity: 1.0,
+        };
+        let b = DMatrix::identity(p, p);
+        let mut rng = chain_rng(2, 0);
+        for whitened in [None, Some((&second, &b))] {
+            let g = XtxGaussian::new(
+                &pilot,
+                &[false, true, false],
+                std::slice::from_ref(&rule),
+                whitened,
+                p,
+            )
+            .unwrap();
+            assert_eq!(g.mean[0], 10.0);
+            assert!((g.mean[2] - g.mean[1] / std::f64::consts::SQRT_2).abs() < 1e-12);
+            for _ in 0..10 {
+                let h = g.draw(&mut rng);
+                assert_eq!(h[(0, 0)], 10.0);
+                assert!((h[(1, 1)] - h[(0, 1)]).abs() < 1e-12, "{h}");
+            }
+        }
     }
 }

@@ -604,6 +604,68 @@ fn one_hot_groups_are_declared_and_checked() {
     );
 }
 
+/// `--binary` declares indicators (0 or the declared upper bound): a linear fit with it runs,
+/// and a value between is an exit-2 error naming the column and the row; a one-hot member is
+/// held to the same.
+#[test]
+fn binary_columns_are_declared_and_checked() {
+    let dir = temp_dir("binary");
+    let mut text = String::from("y,s,t,u\n");
+    for j in 0..600 {
+        let s = u8::from(j % 4 == 0);
+        let (t, u) = [(1, 0), (0, 1), (0, 0)][j % 3];
+        let y = 3.0 + f64::from(s) - 0.5 * f64::from(t) + 0.01 * (j % 50) as f64;
+        text.push_str(&format!("{y},{s},{t},{u}\n"));
+    }
+    let good = dir.join("good.csv");
+    std::fs::write(&good, &text).unwrap();
+    let out = dir.join("o");
+    let run = |data: &Path| {
+        let data = data.display().to_string();
+        let out = out.display().to_string();
+        fit(&[
+            "--data",
+            &data,
+            "--model",
+            "linear",
+            "--response",
+            "y",
+            "--bounds",
+            "y=0:10,s=0:1,t=0:1,u=0:1",
+            "--binary",
+            "s",
+            "--one-hot",
+            "t,u",
+            "--epsilon",
+            "8",
+            "--delta",
+            "1e-6",
+            "--seed",
+            "1",
+            "--out",
+            &out,
+            "--overwrite",
+        ])
+    };
+    let (code, stdout, stderr) = run(&good);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["method"], "noise-aware");
+    for (what, from, to) in [
+        ("binary", ",1,1,0\n", ",0.5,1,0\n"),
+        ("one-hot", ",0,0,1\n", ",0,0,0.5\n"),
+    ] {
+        let bad = dir.join(format!("bad-{what}.csv"));
+        std::fs::write(&bad, text.replacen(from, to, 1)).unwrap();
+        let (code, _, stderr) = run(&bad);
+        assert_eq!(code, 2, "{what}: {stderr}");
+        assert!(
+            stderr.contains(what) && stderr.contains("row") && stderr.contains("0.5"),
+            "{what}: {stderr}"
+        );
+    }
+}
+
 /// `--scale` maps each covariate onto [0, 1] by its declared bounds: without declared bounds
 /// on every covariate it is an error naming `--bounds` and the covariate; with them the fit
 /// runs and writes the usual outputs.

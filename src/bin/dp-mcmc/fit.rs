@@ -50,6 +50,12 @@ pub struct FitArgs {
     /// then fewer and its noise smaller. A row that breaks it is an error.
     #[arg(long, value_name = "A,B,…")]
     one_hot: Vec<String>,
+    /// Covariates that are binary indicators (every value 0 or its declared upper bound, each
+    /// declared 0:HI), comma separated; one-hot members are binary already. Public structure
+    /// from a codebook: a linear model's XᵀX release then carries less noise. A value between
+    /// is an error.
+    #[arg(long, value_name = "A,B,…")]
+    binary: Option<String>,
     /// Clamp values outside their declared bounds to the bounds instead of failing (silently:
     /// how many were clamped is not reported, it would leak).
     #[arg(long)]
@@ -191,6 +197,7 @@ fn fit_inner(a: FitArgs) -> Result<(Value, Option<String>)> {
     spec.clamp = a.clamp;
     spec.scale_to_unit = a.scale;
     spec.one_hot = a.one_hot.iter().map(|g| comma_list(g)).collect();
+    spec.binary = a.binary.as_deref().map(comma_list).unwrap_or_default();
     spec.prior_sd = a.prior_sd;
     spec.validate()?;
     check_out_dir(&a.out, a.overwrite)?;
