@@ -273,7 +273,12 @@ impl NoiseAware {
                         releases::pooled_rounds(data, &path, &plan, pooled_round_count(data.kind))
                     }
                 };
-                Fitted::laplace(path, pooled, &data.prior)?
+                Fitted::laplace(
+                    path,
+                    pooled,
+                    &data.prior,
+                    &structure::determined_entries(data),
+                )?
             };
             // a Newton path's draws are centred at the prior's mean (a linear model's are not)
             let centre = fitted.centred.then_some(&data.prior.mean);
@@ -377,7 +382,7 @@ impl NoiseAware {
                 model_path::model_path(model, bounds, &prior, mu_total, &schedule, &mut rng)?;
             let pooled =
                 posterior::pooled_rounds(&path.rounds, self.pooled.unwrap_or(MODEL_POOLED));
-            let fitted = Fitted::laplace(path, pooled, &prior)?;
+            let fitted = Fitted::laplace(path, pooled, &prior, &[])?;
             let d = model.dim();
             let labels = Labels {
                 model: "library model",
@@ -679,6 +684,7 @@ impl Fitted {
         path: releases::Path,
         pooled: Vec<usize>,
         prior: &coordinates::GaussianPrior,
+        determined: &[structure::Determined],
     ) -> Result<Self> {
         let centred: Vec<Round> = path
             .rounds
@@ -689,8 +695,12 @@ impl Fitted {
                 r
             })
             .collect();
-        let post =
-            posterior::NoiseAwarePosterior::with_prior(&centred, &pooled, prior.cov.clone())?;
+        let post = posterior::NoiseAwarePosterior::with_prior(
+            &centred,
+            &pooled,
+            prior.cov.clone(),
+            determined,
+        )?;
         let mut final_point = path.final_theta.clone();
         shift(&mut final_point, &prior.mean, -1.0);
         let d = path.final_theta.len();

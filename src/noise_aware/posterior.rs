@@ -37,6 +37,8 @@ use super::linalg::{
 };
 use super::link::GlmKind;
 use super::releases::Round;
+use super::structure::Determined;
+use super::xtx::structure_map;
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
 
@@ -126,6 +128,7 @@ impl NoiseAwarePosterior {
         rounds: &[Round],
         pooled: &[usize],
         prior_cov: DMatrix<f64>,
+        determined: &[Determined],
     ) -> Result<Self> {
         let d = rounds[0].theta.len();
         let prior_prec = Cholesky::new(prior_cov.clone())
@@ -138,23 +141,34 @@ impl NoiseAwarePosterior {
             .clone()
             .try_inverse()
             .ok_or_else(|| failed("singular shape"))?;
-        // information releases: h̃_k = C_k svec(G) + e_k with C_k = congruence(B_k R⁻¹)
-        let mut lam = DMatrix::<f64>::zeros(p, p);
-        let mut rhs = DVector::<f64>::zeros(p);
+        // svec(G) = N φ: G = R H Rᵀ with svec(H) = M φ, the entries the declared structure
+        // determines following the others (`structure.rs`): N an orthonormal basis of
+        // congruence(R)·M's columns (well conditioned as G is), the identity without structure
+        let n_map = if determined.is_empty() {
+            DMatrix::identity(p, p)
+        } else {
+            (congruence(&r) * structure_map(p, determined)).qr().q()
+        };
+        // information releases: h̃_k = C_k N φ + e_k with C_k = congruence(B_k R⁻¹)
+        let m = n_map.ncols();
+        let mut lam = DMatrix::<f64>::zeros(m, m);
+        let mut rhs = DVector::<f64>::zeros(m);
         for &k in pooled {
             let round = &rounds[k];
             let b = DMatrix::from_row_slice(d, d, &round.info_shape);
-            let c = congruence(&(b * &r_inv));
+            let c = congruence(&(b * &r_inv)) * &n_map;
             let w = 1.0 / (round.info_noise_sd * round.info_noise_sd);
             lam += c.transpose() * &c * w;
             rhs += c.transpose() * DVector::from_column_slice(&round.info_release) * w;
         }
         let lam_chol = Cholesky::new(lam).ok_or_else(|| failed("information precision"))?;
-        let prop_mean = lam_chol.solve(&rhs);
+        let prop_mean = &n_map * lam_chol.solve(&rhs);
         let prop_cov = lam_chol.inverse();
-        let prop_chol = Cholesky::new(prop_cov)
-            .ok_or_else(|| failed("information covariance"))?
-            .l();
+        // p × m: the proposal's covariance N Λ⁻¹ Nᵀ is degenerate off the structure's subspace
+        let prop_chol = &n_map
+            * Cholesky::new(prop_cov)
+                .ok_or_else(|| failed("information covariance"))?
+                .l();
         let mut scores = Vec::new();
         let mut points = Vec::new();
         let mut precisions = Vec::new();
@@ -199,10 +213,10 @@ impl NoiseAwarePosterior {
         self.indefinite
     }
 
-    /// A standard normal vector of `svec(G)`'s length.
+    /// A standard normal vector of `φ`'s length (`svec(G) = Nφ`).
     fn standard_normal(&self, rng: &mut ChainRng) -> DVector<f64> {
-        let p = self.prop_mean.len();
-        DVector::from_iterator(p, (0..p).map(|_| StandardNormal.sample(rng)))
+        let m = self.prop_chol.ncols();
+        DVector::from_iterator(m, (0..m).map(|_| StandardNormal.sample(rng)))
     }
 
     /// One draw of the proposal for `svec(G)` (the information releases' Gaussian).
@@ -505,7 +519,8 @@ mod tests {
         let pooled = pooled_rounds(&path.rounds, pooled_round_count(GlmKind::Logistic));
         assert!(data.prior.mean.iter().all(|m| *m == 0.0));
         let post =
-            NoiseAwarePosterior::with_prior(&path.rounds, &pooled, data.prior.cov.clone()).unwrap();
+            NoiseAwarePosterior::with_prior(&path.rounds, &pooled, data.prior.cov.clone(), &[])
+                .unwrap();
         let indefinite = post.indefinite_share();
         assert!(
             range.contains(&indefinite),
@@ -563,5 +578,64 @@ mod tests {
                 "θ{i}: sd {sd} vs importance sampling {sd_is}"
             );
         }
+    }
+
+    /// With declared indicators the information's draws keep the products the declaration
+    /// fixes (an indicator's square, two members' product of a one-hot group), whatever the
+    /// releases' noise: the latent information lives on the structure's subspace.
+    #[test]
+    fn information_draws_keep_the_declared_structure() {
+        let mut rng = chain_rng(9, 0);
+        let n = 2000;
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            let level = i % 3; // 0: the baseline
+            let (a, b) = (
+                f64::from(u8::from(level == 1)),
+                f64::from(u8::from(level == 2)),
+            );
+            let s = f64::from(u8::from(i % 4 == 0));
+            x.extend([1.0, a, b, s]);
+            let eta = -0.5 + 0.8 * a - 0.4 * b + 0.6 * s;
+            y.push(f64::from(u8::from(
+                rng.random::<f64>() < 1.0 / (1.0 + (-eta).exp()),
+            )));
+        }
+        let names = ["c", "a", "b", "s"].map(String::from).to_vec();
+        let data = GlmData::new(
+            GlmKind::Logistic,
+            x,
+            y,
+            vec![(1.0, 1.0), (0.0, 1.0), (0.0, 1.0), (0.0, 1.0)],
+            (0.0, 1.0),
+            10.0,
+            names,
+        )
+        .unwrap()
+        .one_hot(&["a", "b"])
+        .unwrap()
+        .binary(&["s"])
+        .unwrap();
+        let rules = crate::noise_aware::structure::determined_entries(&data);
+        assert_eq!(rules.len(), 4);
+        let plan = crate::noise_aware::PathPlan::Fixed(SCHEDULE.to_vec());
+        let path = newton_path(&data, 0.5, &plan, &mut chain_rng(3, 1)).unwrap();
+        let pooled = pooled_rounds(&path.rounds, pooled_round_count(GlmKind::Logistic));
+        let post =
+            NoiseAwarePosterior::with_prior(&path.rounds, &pooled, data.prior.cov.clone(), &rules)
+                .unwrap();
+        let mut checked = 0;
+        for _ in 0..200 {
+            let Some(h) = post.information(&post.draw_g(&mut rng)) else {
+                continue;
+            };
+            let v = crate::noise_aware::linalg::svec(&h);
+            for rule in &rules {
+                let got: f64 = rule.terms.iter().map(|&(k, c)| c * v[k]).sum();
+                assert!((got - v[rule.entry]).abs() <= 1e-8 * v[0].abs(), "{rule:?}");
+            }
+            checked += 1;
+        }
+        assert!(checked > 50, "{checked} positive definite draws of 200");
     }
 }

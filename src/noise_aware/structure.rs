@@ -12,7 +12,8 @@
 //!
 //! Both hold for every row the declarations allow, whatever the weights, so a release need
 //! not carry these entries: they are computed from the released ones (post-processing), and a
-//! posterior over the released entries alone holds the whole matrix. On a design with a
+//! posterior over the released entries alone holds the whole matrix (a linear model's pilot
+//! `XᵀX`, `linear.rs`; the GLMs' latent information, `posterior.rs`). On a design with a
 //! rare baseline level the weakest direction (the baseline against the intercept) is then
 //! determined by the levels' counts alone, with a fraction of the noise of a full release.
 //! Without a constant covariate nothing is determined.

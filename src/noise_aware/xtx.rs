@@ -110,6 +110,21 @@ pub(crate) struct XtxGaussian {
     floor: f64,
 }
 
+/// `∂ svec(H)/∂φ` (`q × m`, `q = p(p+1)/2`) with every entry free but those the `determined`
+/// rules fix: `φ` the free entries in order, a determined entry the combination its rule
+/// names.
+pub(crate) fn structure_map(q: usize, determined: &[Determined]) -> DMatrix<f64> {
+    let release = Release {
+        values: vec![0.0; q],
+        noise_sd: 1.0,
+        sensitivity: 1.0,
+    };
+    let noisy: Vec<bool> = (0..q)
+        .map(|k| !determined.iter().any(|d| d.entry == k))
+        .collect();
+    entry_map(&release, &noisy, determined).1
+}
+
 /// `svec(H) = c + Mφ` over the released noisy entries `φ` of `pilot` (flagged by `noisy`), the
 /// public ones exact and the `determined` ones the combinations their rule names.
 fn entry_map(

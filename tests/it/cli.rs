@@ -858,3 +858,44 @@ fn a_run_below_its_budget_says_why() {
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert!(v["note"].is_null() && v["epsilon_budget"] == 4.0, "{v}");
 }
+
+/// `dp-mcmc samplers` lists every sampler `--algorithm` takes (the command the `iterations`
+/// help points to): one object per registry entry, keys that `sample --algorithm` accepts.
+#[test]
+fn samplers_lists_the_registry() {
+    let (code, stdout, stderr) = dp_mcmc(&split("samplers"));
+    assert_eq!(code, 0, "{stderr}");
+    let list: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), dp_mcmc::samplers::REGISTRY.len());
+    for entry in list {
+        let key = entry["key"].as_str().unwrap();
+        assert!(
+            key.parse::<dp_mcmc::samplers::SamplerKind>().is_ok(),
+            "{key}"
+        );
+        let private = entry["private"].as_bool().unwrap();
+        let parameters = entry["privacy_parameters"].as_array().unwrap();
+        assert_eq!(private, !parameters.is_empty(), "{entry}");
+    }
+    let (_, help, _) = dp_mcmc(&split("iterations --help"));
+    assert!(help.contains("dp-mcmc samplers"), "{help}");
+}
+
+/// A `sample --out` that cannot be written is refused before any sampling, naming the flag.
+#[test]
+fn sample_refuses_an_out_it_cannot_write() {
+    let dir = temp_dir("sample-out");
+    for (out, why) in [
+        (dir.join("missing").join("d.csv"), "folder does not exist"),
+        (dir.clone(), "is a folder"),
+    ] {
+        let line = format!(
+            "sample --experiment easy-2d --algorithm rwmh --iterations 10 --chains 1 --out {}",
+            out.display()
+        );
+        let (code, _, stderr) = dp_mcmc(&split(&line));
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("--out") && stderr.contains(why), "{stderr}");
+    }
+}

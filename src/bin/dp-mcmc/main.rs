@@ -11,6 +11,7 @@ mod diagnostics;
 mod fit;
 mod reproduce;
 mod sample;
+mod samplers;
 mod shard;
 
 /// Differentially private MCMC: accountants, samplers, diagnostics.
@@ -35,6 +36,9 @@ enum Command {
     Mmd(diagnostics::MmdArgs),
     /// Run a Table 5.1 experiment with the thesis' tuned parameters; print per-chain metrics.
     Sample(sample::SampleArgs),
+    /// Every sampler `--algorithm` takes: key, label, aliases, private or not, privacy
+    /// parameters.
+    Samplers(samplers::SamplersArgs),
     /// Fit a model to a data file (CSV or parquet) under one (ε, δ): posterior draws,
     /// summary and privacy ledger in a directory.
     Fit(fit::FitArgs),
@@ -47,7 +51,7 @@ enum Command {
 fn one_line(e: &clap::Error) -> String {
     if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         return "error: a subcommand is required (iterations, delta, epsilon, diagnose, mmd, \
-                sample, fit or reproduce); see `dp-mcmc --help`"
+                sample, samplers, fit or reproduce); see `dp-mcmc --help`"
             .into();
     }
     let text = e.render().to_string();
@@ -140,6 +144,7 @@ fn run() -> i32 {
         Command::Diagnose(a) => done(diagnostics::diagnose(a)),
         Command::Mmd(a) => done(diagnostics::mmd(a)),
         Command::Sample(a) => done(sample::sample(a)),
+        Command::Samplers(a) => done(Ok(samplers::samplers(a))),
         Command::Fit(a) => fit::fit(a),
         Command::Reproduce(a) => done(reproduce::reproduce(a)),
     };

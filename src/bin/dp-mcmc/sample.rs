@@ -269,20 +269,33 @@ pub fn sample(a: SampleArgs) -> Result<Value> {
     sample_inner(a).map_err(|e| super::name_the_flag(e, flag))
 }
 
+/// `--out` checked before any sampling: a CSV path whose folder exists and that is not a folder.
+fn check_out_file(path: &std::path::Path) -> Result<()> {
+    let bad = |why: &str| Err(Error::invalid("out", path.display(), why));
+    if path.extension().is_some_and(|e| e != "csv") {
+        return bad("the draws are written as CSV: use a path ending in .csv");
+    }
+    if path.is_dir() {
+        return bad("is a folder: give a file path ending in .csv");
+    }
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if !folder.is_dir() {
+        return bad("its folder does not exist: create it first or give another path");
+    }
+    Ok(())
+}
+
 fn sample_inner(a: SampleArgs) -> Result<Value> {
     let exp: Experiment = a.experiment.parse()?;
     let kind: SamplerKind = a.algorithm.parse()?;
     if a.threads == Some(0) {
         return Err(Error::invalid("threads", 0, "use at least 1 thread"));
     }
-    if let Some(path) = &a.out
-        && path.extension().is_some_and(|e| e != "csv")
-    {
-        return Err(Error::invalid(
-            "out",
-            path.display(),
-            "the draws are written as CSV: use a path ending in .csv",
-        ));
+    if let Some(path) = &a.out {
+        check_out_file(path)?;
     }
     let model = exp.model()?;
     let (run, start_label, report) = if a.auto {
@@ -309,7 +322,9 @@ fn sample_inner(a: SampleArgs) -> Result<Value> {
     let true_mean = model.reference_mean();
     let metrics = chain_metrics(&run, reference.as_deref(), Some(&true_mean), a.seed)?;
     if let Some(path) = &a.out {
-        dp_mcmc::frame::write_csv(&mut run.draws()?, path)?;
+        dp_mcmc::frame::write_csv(&mut run.draws()?, path).map_err(|e| {
+            Error::invalid("out", path.display(), format!("cannot be written ({e})"))
+        })?;
     }
     let col = |f: &dyn Fn(&dp_mcmc::experiments::ChainMetrics) -> Value| -> Value {
         metrics.iter().map(f).collect()
