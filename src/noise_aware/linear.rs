@@ -11,7 +11,8 @@
 //! pilot's and `yᵀy`'s shares of the budget fixed by [`SUFFICIENT_SHARES`], the rest split
 //! between the whitened `XᵀX` and `Xᵀy` by `whitened_share` from what the pilot and `yᵀy`
 //! made public; entries of `XᵀX` between two constant covariates (the intercept's `n`) are
-//! public and exact, and those the declared indicators fix are not released (`structure.rs`). The substitution sensitivities over
+//! public and exact, and those the declared indicators fix are not released (`structure.rs`).
+//! The substitution sensitivities over
 //! the declared box:
 //!
 //! - `svec(XᵀX)`: `x xᵀ − x' x'ᵀ` has squared Frobenius norm `‖x‖⁴ + ‖x'‖⁴ − 2 (xᵀx')²`, so
@@ -54,7 +55,7 @@ use super::link::GlmKind;
 use super::posterior::ChainDraws;
 use super::releases::{Release, checked_sensitivity};
 use super::sensitivity::{moment_sensitivities, xty_sensitivity};
-use super::structure::determined_entries;
+use super::structure::{determined_entries, determined_mask};
 use super::xtx::{XtxGaussian, floored_inv_sqrt, whitened_release};
 use crate::error::{Error, Result};
 use crate::rng::ChainRng;
@@ -258,10 +259,11 @@ pub(crate) fn release_planned(
         0.0
     };
     let determined = determined_entries(data);
+    let fixed = determined_mask(xtx.len(), &determined);
     let mut k = 0;
     for a in 0..p {
         for b in a..p {
-            if determined.iter().any(|d| d.entry == k) {
+            if fixed[k] {
                 // not released: computed from the released entries below
                 xtx_noisy.push(false);
             } else if constant(a) && constant(b) {

@@ -79,8 +79,16 @@ pub(crate) fn determined_entries(data: &GlmData) -> Vec<Determined> {
         }
     }
     out.sort_by_key(|d| d.entry);
-    out.dedup_by_key(|d| d.entry);
     out
+}
+
+/// Whether each of the `q` entries of `svec` is one a rule of `determined` fixes.
+pub(crate) fn determined_mask(q: usize, determined: &[Determined]) -> Vec<bool> {
+    let mut mask = vec![false; q];
+    for rule in determined {
+        mask[rule.entry] = true;
+    }
+    mask
 }
 
 #[cfg(test)]

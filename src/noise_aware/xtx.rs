@@ -16,7 +16,7 @@ use super::data::GlmData;
 use super::linalg::{SymFn, congruence, floor_eigenvalues, svec, sym_fn, unsvec};
 use super::releases::{Release, checked_sensitivity};
 use super::sensitivity::whitened_xtx_sensitivity;
-use super::structure::Determined;
+use super::structure::{Determined, determined_mask};
 use crate::error::Result;
 use crate::rng::ChainRng;
 
@@ -114,30 +114,20 @@ pub(crate) struct XtxGaussian {
 /// rules fix: `φ` the free entries in order, a determined entry the combination its rule
 /// names.
 pub(crate) fn structure_map(q: usize, determined: &[Determined]) -> DMatrix<f64> {
-    let release = Release {
-        values: vec![0.0; q],
-        noise_sd: 1.0,
-        sensitivity: 1.0,
-    };
-    let noisy: Vec<bool> = (0..q)
-        .map(|k| !determined.iter().any(|d| d.entry == k))
-        .collect();
-    entry_map(&release, &noisy, determined).1
+    let free: Vec<bool> = determined_mask(q, determined).iter().map(|d| !d).collect();
+    entry_map(&vec![0.0; q], &free, determined).1
 }
 
-/// `svec(H) = c + Mφ` over the released noisy entries `φ` of `pilot` (flagged by `noisy`), the
-/// public ones exact and the `determined` ones the combinations their rule names.
+/// `svec(H) = c + Mφ` over the released noisy entries `φ` of `values` (flagged by `noisy`),
+/// the public ones exact and the `determined` ones the combinations their rule names.
 fn entry_map(
-    pilot: &Release,
+    values: &[f64],
     noisy: &[bool],
     determined: &[Determined],
 ) -> (DVector<f64>, DMatrix<f64>) {
     let q = noisy.len();
     let free: Vec<usize> = (0..q).filter(|&k| noisy[k]).collect();
-    let mut c = DVector::from_iterator(
-        q,
-        (0..q).map(|k| if noisy[k] { 0.0 } else { pilot.values[k] }),
-    );
+    let mut c = DVector::from_iterator(q, (0..q).map(|k| if noisy[k] { 0.0 } else { values[k] }));
     let mut m = DMatrix::zeros(q, free.len());
     for (i, &k) in free.iter().enumerate() {
         m[(k, i)] = 1.0;
@@ -167,7 +157,7 @@ impl XtxGaussian {
         whitened: Option<(&Release, &DMatrix<f64>)>,
         p: usize,
     ) -> Option<Self> {
-        let (c, map) = entry_map(pilot, noisy, determined);
+        let (c, map) = entry_map(&pilot.values, noisy, determined);
         let y1 = DVector::from_iterator(
             map.ncols(),
             (0..noisy.len())
