@@ -29,7 +29,10 @@ use polars::prelude::*;
 
 use super::data::numeric_columns;
 use crate::error::{Error, Result, num};
-use crate::models::{ColumnData, LinearRegression, LogisticModel, Model, PoissonRegression};
+use crate::models::{
+    ColumnData, LinearRegression, LogisticModel, Model, PoissonRegression, ResponseSupport,
+    check_param_names,
+};
 
 /// Which model `dp-mcmc fit` fits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -361,9 +364,57 @@ fn column(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
 /// Without `features` a regression is an error listing the columns (the covariates are
 /// declared, as the bounds are, never inferred from the cells).
 pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
-    spec.validate()?;
+    let Table {
+        y,
+        cols,
+        box_bounds,
+        features,
+        names,
+    } = checked_table(df, spec)?;
     let sd = spec.prior_sd.unwrap_or(DP_MCMC_PRIOR_SD);
     let prior_var = sd * sd;
+    Ok(match spec.kind {
+        FitKind::Logistic => {
+            let m = LogisticModel::new(ColumnData::from_columns(cols)?, &y, prior_var)?
+                .with_param_names(names)?;
+            // The public Lipschitz bound needs a declared range for every covariate.
+            if box_bounds.len() == features.len() + 1 {
+                std::sync::Arc::new(m.with_public_feature_bounds(&box_bounds)?)
+            } else {
+                std::sync::Arc::new(m)
+            }
+        }
+        FitKind::Poisson => std::sync::Arc::new(
+            PoissonRegression::new(ColumnData::from_columns(cols)?, &y, prior_var)?
+                .with_param_names(names)?,
+        ),
+        FitKind::Linear => std::sync::Arc::new(
+            LinearRegression::new(ColumnData::from_columns(cols)?, &y, prior_var)?
+                .with_param_names(names)?,
+        ),
+        FitKind::GaussianMean => {
+            std::sync::Arc::new(LinearRegression::gaussian_mean(&y, prior_var)?)
+        }
+    })
+}
+
+/// The checked columns of a fit: the response, the covariates (an intercept column first)
+/// with their declared ranges in the model's units (only the declared ones), the covariates'
+/// and the parameters' names.
+struct Table {
+    y: Vec<f64>,
+    cols: Vec<Vec<f64>>,
+    box_bounds: Vec<DeclaredRange>,
+    features: Vec<String>,
+    /// The model's parameter names (`intercept`, the covariates, `log_sigma` for linear
+    /// models; `mean`, `log_sigma` for the Gaussian mean), checked distinct.
+    names: Vec<String>,
+}
+
+/// The checks of [`prepare`] (and of [`prepare_glm`]), in the order its docs give them, and
+/// the columns they pass.
+fn checked_table(df: &DataFrame, spec: &FitSpec) -> Result<Table> {
+    spec.validate()?;
     let features: Vec<String> = match (&spec.covariates(), spec.kind) {
         (Some(f), FitKind::GaussianMean) if !f.is_empty() => {
             return Err(Error::invalid(
@@ -432,45 +483,36 @@ pub fn prepare(df: &DataFrame, spec: &FitSpec) -> Result<FitModel> {
         cols.push(x);
         box_bounds.extend(declared);
     }
-    let mut param_names: Vec<String> = std::iter::once("intercept".to_string())
-        .chain(features.iter().cloned())
-        .collect();
-    let response = |e: Error| match e {
+    let support = match spec.kind {
+        FitKind::Logistic => ResponseSupport::Binary,
+        FitKind::Poisson => ResponseSupport::Counts,
+        FitKind::Linear | FitKind::GaussianMean => ResponseSupport::Finite,
+    };
+    support.check(&y).map_err(|e| match e {
         Error::InvalidData(m) => Error::InvalidData(m.replacen(
             "y has",
             &format!("response column `{}` has", spec.response),
             1,
         )),
         other => other,
+    })?;
+    let mut names: Vec<String> = match spec.kind {
+        FitKind::GaussianMean => vec!["mean".into()],
+        _ => std::iter::once("intercept".to_string())
+            .chain(features.iter().cloned())
+            .collect(),
     };
-    Ok(match spec.kind {
-        FitKind::Logistic => {
-            let m = LogisticModel::new(ColumnData::from_columns(cols)?, &y, prior_var)
-                .map_err(response)?
-                .with_param_names(param_names)?;
-            // The public Lipschitz bound needs a declared range for every covariate.
-            if box_bounds.len() == features.len() + 1 {
-                std::sync::Arc::new(m.with_public_feature_bounds(&box_bounds)?)
-            } else {
-                std::sync::Arc::new(m)
-            }
-        }
-        FitKind::Poisson => std::sync::Arc::new(
-            PoissonRegression::new(ColumnData::from_columns(cols)?, &y, prior_var)
-                .map_err(response)?
-                .with_param_names(param_names)?,
-        ),
-        FitKind::Linear => {
-            param_names.push("log_sigma".into());
-            std::sync::Arc::new(
-                LinearRegression::new(ColumnData::from_columns(cols)?, &y, prior_var)
-                    .map_err(response)?
-                    .with_param_names(param_names)?,
-            )
-        }
-        FitKind::GaussianMean => {
-            std::sync::Arc::new(LinearRegression::gaussian_mean(&y, prior_var).map_err(response)?)
-        }
+    if matches!(spec.kind, FitKind::Linear | FitKind::GaussianMean) {
+        names.push("log_sigma".into());
+    }
+    let dim = names.len();
+    let names = check_param_names(names, dim)?;
+    Ok(Table {
+        y,
+        cols,
+        box_bounds,
+        features,
+        names,
     })
 }
 
@@ -565,8 +607,13 @@ fn apply_bound(v: &mut [f64], b: &Bound, clamp: bool) -> Result<()> {
 pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware::GlmData> {
     use crate::noise_aware::{GlmData, GlmKind};
     // the checks of `prepare` (columns, support, bounds) first
-    prepare(df, spec)?;
-    let features: Vec<String> = spec.covariates().unwrap_or_default();
+    let Table {
+        y,
+        cols,
+        box_bounds,
+        features,
+        names,
+    } = checked_table(df, spec)?;
     let bound_of = |name: &str| spec.bounds.iter().find(|b| b.column == name);
     let missing: Vec<&str> = features
         .iter()
@@ -596,30 +643,17 @@ pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware:
             ),
         ));
     }
-    let y = bounded_column(df, spec, &spec.response)?;
     let n = y.len();
-    let mut cols = vec![vec![1.0; n]];
-    let mut box_bounds = vec![(1.0, 1.0)];
-    for f in &features {
-        let (x, declared) = covariate_column(df, spec, f)?;
-        cols.push(x);
-        box_bounds.extend(declared);
-    }
     let p = cols.len();
     let mut x = Vec::with_capacity(n * p);
     for j in 0..n {
         x.extend(cols.iter().map(|c| c[j]));
     }
-    let (kind, mut names) = match spec.kind {
-        FitKind::Logistic => (GlmKind::Logistic, vec!["intercept".to_string()]),
-        FitKind::Poisson => (GlmKind::Poisson, vec!["intercept".to_string()]),
-        FitKind::Linear => (GlmKind::Linear, vec!["intercept".to_string()]),
-        FitKind::GaussianMean => (GlmKind::Linear, vec!["mean".to_string()]),
+    let kind = match spec.kind {
+        FitKind::Logistic => GlmKind::Logistic,
+        FitKind::Poisson => GlmKind::Poisson,
+        FitKind::Linear | FitKind::GaussianMean => GlmKind::Linear,
     };
-    names.extend(features.iter().cloned());
-    if kind == GlmKind::Linear {
-        names.push("log_sigma".into());
-    }
     let y_bounds = match bound_of(&spec.response) {
         Some(b) => (b.lo, b.hi),
         None => (0.0, 1.0),

@@ -117,6 +117,42 @@ pub(crate) fn eta<T: Element>(x: &ColumnData<T>, beta: &[f64], row: usize) -> f6
         .sum()
 }
 
+/// The response of a regression: the first row whose value is outside the model's support is
+/// an error naming the row and the support (`y has the value … at row j; …`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResponseSupport {
+    /// Logistic regression: every value 0 or 1.
+    Binary,
+    /// Poisson regression: counts, integers ≥ 0.
+    Counts,
+    /// Linear regression: finite values.
+    Finite,
+}
+
+impl ResponseSupport {
+    /// `Ok` when every value of `y` is in the support.
+    pub(crate) fn check(self, y: &[f64]) -> Result<()> {
+        let (ok, needs): (fn(f64) -> bool, &str) = match self {
+            ResponseSupport::Binary => (
+                |v| v == 0.0 || v == 1.0,
+                "logistic regression needs every y in {0, 1}",
+            ),
+            ResponseSupport::Counts => (
+                |v| v.is_finite() && v >= 0.0 && v.fract() == 0.0,
+                "Poisson regression needs counts (integers ≥ 0)",
+            ),
+            ResponseSupport::Finite => (|v| v.is_finite(), "remove or impute it"),
+        };
+        match y.iter().position(|&v| !ok(v)) {
+            Some(j) => Err(Error::InvalidData(format!(
+                "y has the value {} at row {j}; {needs}",
+                y[j]
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
 /// `names` checked to hold `expected` distinct, non-empty names.
 pub(crate) fn check_names(names: Vec<String>, expected: usize) -> Result<Vec<String>> {
     if names.len() != expected {

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use super::glm::{self, BLOCK};
-use crate::error::{Error, Result, check};
+use crate::error::{Result, check};
 use crate::models::{ColumnData, Model};
 
 /// `½ ln 2π`.
@@ -50,12 +50,7 @@ impl LinearRegression {
     pub fn new(x: ColumnData, y: &[f64], prior_var: f64) -> Result<Self> {
         check::positive("prior_var", prior_var)?;
         check::len("y", y.len(), x.n_rows())?;
-        if let Some(j) = y.iter().position(|v| !v.is_finite()) {
-            return Err(Error::InvalidData(format!(
-                "y has the value {} at row {j}; remove or impute it",
-                y[j]
-            )));
-        }
+        glm::ResponseSupport::Finite.check(y)?;
         Ok(Self {
             x,
             y: y.into(),

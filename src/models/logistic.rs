@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use super::glm;
-use crate::error::{Error, Result, check};
+use crate::error::{Result, check};
 use crate::models::{ColumnData, Element, Layout, Model};
 
 /// `ln(1 + e^t) = max(t, 0) + ln(1 + e^{−|t|})`, accurate for every `t`. Branch-free (the
@@ -66,12 +66,7 @@ impl<T: Element> LogisticModel<T> {
     pub fn new(x: ColumnData<T>, y: &[f64], prior_var: f64) -> Result<Self> {
         check::positive("prior_var", prior_var)?;
         check::len("y", y.len(), x.n_rows())?;
-        if let Some(j) = y.iter().position(|&v| v != 0.0 && v != 1.0) {
-            return Err(Error::InvalidData(format!(
-                "y has the value {} at row {j}; logistic regression needs every y in {{0, 1}}",
-                y[j]
-            )));
-        }
+        glm::ResponseSupport::Binary.check(y)?;
         let y: Arc<[u8]> = y.iter().map(|&v| u8::from(v == 1.0)).collect();
         Ok(Self::from_parts(x, y, prior_var))
     }

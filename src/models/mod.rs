@@ -77,6 +77,7 @@ pub use circle::CircleModel;
 pub use custom::{CustomModel, GradLogLikFn, GradLogPriorFn, LogLikFn, LogPriorFn, Prior};
 pub use dataset::{ColumnData, Element, Layout, RowData};
 pub use gaussian::{GaussianModel, GaussianPosterior, block_correlated_cov, generate_gaussian};
+pub(crate) use glm::{ResponseSupport, check_names as check_param_names};
 pub use linear_regression::LinearRegression;
 pub use logistic::LogisticModel;
 pub use poisson::PoissonRegression;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use statrs::function::gamma::ln_gamma;
 
 use super::glm::{self, BLOCK};
-use crate::error::{Error, Result, check};
+use crate::error::{Result, check};
 use crate::models::{ColumnData, Model};
 
 /// Poisson regression on owned, column-major covariates.
@@ -57,15 +57,7 @@ impl PoissonRegression {
     pub fn new(x: ColumnData, y: &[f64], prior_var: f64) -> Result<Self> {
         check::positive("prior_var", prior_var)?;
         check::len("y", y.len(), x.n_rows())?;
-        if let Some(j) = y
-            .iter()
-            .position(|&v| !(v.is_finite() && v >= 0.0 && v.fract() == 0.0))
-        {
-            return Err(Error::InvalidData(format!(
-                "y has the value {} at row {j}; Poisson regression needs counts (integers ≥ 0)",
-                y[j]
-            )));
-        }
+        glm::ResponseSupport::Counts.check(y)?;
         let ln_fact: Arc<[f64]> = y.iter().map(|&v| ln_gamma(v + 1.0)).collect();
         Ok(Self {
             x,
