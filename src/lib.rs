@@ -57,7 +57,7 @@ pub use error::{Error, Result};
 
 // The names a first analysis needs, at the root (`use dp_mcmc::{DpPenalty, RunSetters};`); the
 // modules hold the rest, and `prelude` is the notebook's glob.
-pub use accounting::{Accountant, CertifiedPld, Method, PrivacyEvent};
+pub use accounting::{Accountant, AccountantKind, CertifiedPld, PrivacyEvent};
 pub use auto::{Auto, AutoRun};
 pub use diagnostics::{ess_bulk, rhat};
 pub use models::{CustomModel, Experiment, Model};

@@ -3,8 +3,8 @@
 //! `run` or `Chart` as a cell's last expression renders; `quick_mode()` reads
 //! `DP_MCMC_QUICK`) and polars' `DataFrame`.
 pub use crate::accounting::{
-    Accountant, CertifiedPld, Fourier, Method, Pld, PrivacyEvent, Rdp, Releases, Zcdp, pld_delta,
-    pld_epsilon,
+    Accountant, AccountantKind, CertifiedPld, Fourier, Pld, PrivacyEvent, Rdp, Releases, Zcdp,
+    pld_delta, pld_epsilon,
 };
 pub use crate::auto::{Auto, AutoRun};
 pub use crate::diagnostics::{ess_bulk, ess_tail, mmd, mmd_thesis, rhat};

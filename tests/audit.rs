@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use audit_stats::{AuditBound, audit, cp_lower, cp_upper, grid};
 use dp_mcmc::accounting::{
-    Accountant, CertifiedPld, Fourier, Method, PrivacyEvent, cks_zcdp_epsilon, pld_epsilon,
+    Accountant, AccountantKind, CertifiedPld, Fourier, PrivacyEvent, cks_zcdp_epsilon, pld_epsilon,
 };
 use dp_mcmc::models::Model;
 use dp_mcmc::noise::{Lattice, Noise};
@@ -319,7 +319,7 @@ fn dp_penalty_step_is_within_its_pld_charge() {
     assert_eq!(spent.epsilon, pld_epsilon(mu, spent.delta).unwrap());
     let zcdp = sampler
         .clone()
-        .accountant(Method::Zcdp)
+        .accountant(AccountantKind::Zcdp)
         .budget(N)
         .unwrap()
         .spent;
@@ -409,7 +409,7 @@ fn minibatch_penalty_step_is_within_its_fourier_charge() {
     let rdp = |thesis: bool| {
         let s = sampler
             .clone()
-            .accountant(Method::Rdp)
+            .accountant(AccountantKind::Rdp)
             .thesis_compatible(thesis);
         s.budget(N).unwrap().spent.epsilon
     };
@@ -476,7 +476,7 @@ fn dp_hmc_ratio_release_is_within_its_charge() {
     assert_eq!(spent.epsilon, pld_epsilon(mu, spent.delta).unwrap());
     let zcdp = sampler
         .clone()
-        .accountant(Method::Zcdp)
+        .accountant(AccountantKind::Zcdp)
         .budget(N)
         .unwrap()
         .spent;

@@ -29,8 +29,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dp_mcmc::accounting::{
-    Accountant, BarkerRdp, CertifiedPld, Fourier, Method, Pld, PrivacyEvent, Rdp, cks_zcdp_epsilon,
-    discrete_gaussian_rho,
+    Accountant, AccountantKind, BarkerRdp, CertifiedPld, Fourier, Pld, PrivacyEvent, Rdp,
+    cks_zcdp_epsilon, discrete_gaussian_rho,
 };
 use dp_mcmc::models::Model;
 use dp_mcmc::noise::{Lattice, Noise};
@@ -1068,7 +1068,7 @@ fn releases_per_run_are_what_the_accountant_charges() {
         }
     }
 
-    for method in [Method::Fourier, Method::Rdp] {
+    for method in [AccountantKind::Fourier, AccountantKind::Rdp] {
         let m = rows(n_sub);
         let run = MinibatchPenalty::builder()
             .tau(tau)
@@ -1092,7 +1092,9 @@ fn releases_per_run_are_what_the_accountant_charges() {
             .repeat(r as u64);
         let spent = run.privacy.unwrap();
         match method {
-            Method::Rdp => assert_charged(&spent, Rdp::new(), ev, "minibatch penalty (RDP)"),
+            AccountantKind::Rdp => {
+                assert_charged(&spent, Rdp::new(), ev, "minibatch penalty (RDP)")
+            }
             _ => assert_charged(&spent, Fourier::new(), ev, "minibatch penalty (Fourier)"),
         }
     }
@@ -1121,7 +1123,7 @@ fn releases_per_run_are_what_the_accountant_charges() {
     // σ_c/2 relative to the substitute sensitivity 2C); the gradients the model evaluated are
     // the batches' rows, as the kernels report them.
     let q = 0.1;
-    for method in [Method::Pld, Method::Fourier] {
+    for method in [AccountantKind::Pld, AccountantKind::Fourier] {
         for sgnht in [false, true] {
             let what = format!(
                 "{} ({method:?})",
@@ -1172,7 +1174,7 @@ fn releases_per_run_are_what_the_accountant_charges() {
                 .repeat(steps);
             let spent = run.privacy.unwrap();
             match method {
-                Method::Fourier => assert_charged(&spent, Fourier::new(), ev, &what),
+                AccountantKind::Fourier => assert_charged(&spent, Fourier::new(), ev, &what),
                 _ => assert_charged(&spent, CertifiedPld::new().upper_only(true), ev, &what),
             }
         }

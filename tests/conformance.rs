@@ -4,9 +4,10 @@
 #![allow(clippy::excessive_precision)] // reference literals keep their source's digits
 
 use dp_mcmc::accounting::{
-    Accountant, BarkerBound, BarkerRdp, Fourier, Method, Pld, PrivacyEvent, Rdp, RdpConversion,
-    WorBound, Zcdp, barker_rd_approx, barker_rd_exact, dp_accounting_orders, pld_delta,
-    pld_epsilon, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp, zcdp_rho_budget,
+    Accountant, AccountantKind, BarkerBound, BarkerRdp, Fourier, Pld, PrivacyEvent, Rdp,
+    RdpConversion, WorBound, Zcdp, barker_rd_approx, barker_rd_exact, dp_accounting_orders,
+    pld_delta, pld_epsilon, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
+    zcdp_rho_budget,
 };
 use dp_mcmc::samplers::Gradient;
 #[path = "budget_queries/mod.rs"]
@@ -324,9 +325,9 @@ fn max_iterations_rows() {
         let b = match v {
             "thm5_zcdp_dp_penalty" | "thm6_tight_pld_dp_penalty_alg2" => {
                 let m = if v.starts_with("thm5") {
-                    Method::Zcdp
+                    AccountantKind::Zcdp
                 } else {
-                    Method::Pld
+                    AccountantKind::Pld
                 };
                 MaxIterations::dp_penalty(f(&row, "tau"), n)
                     .epsilon(eps)
@@ -338,9 +339,9 @@ fn max_iterations_rows() {
                 // the CSV's DP HMC rows are the March gradient re-use variant (kL+1)
                 let (tl, tg, l) = hmc_params(&row["extra_params"]);
                 let m = if v.starts_with("thm11") {
-                    Method::Zcdp
+                    AccountantKind::Zcdp
                 } else {
-                    Method::Pld
+                    AccountantKind::Pld
                 };
                 MaxIterations::dp_hmc(tl, tg, l, n)
                     .epsilon(eps)
@@ -353,7 +354,7 @@ fn max_iterations_rows() {
                 MaxIterations::minibatch_penalty(f(&row, "tau"), f(&row, "batch_size") as u64, n)
                     .epsilon(eps)
                     .delta(delta)
-                    .method(Method::Rdp)
+                    .method(AccountantKind::Rdp)
                     .thesis_compatible(v.ends_with("thesis_code"))
                     .compute()
             }
@@ -455,9 +456,9 @@ fn thesis_iterations_per_experiment() {
                     .epsilon(eps)
                     .delta(delta)
                     .method(if var == "adp" {
-                        Method::Pld
+                        AccountantKind::Pld
                     } else {
-                        Method::Zcdp
+                        AccountantKind::Zcdp
                     })
                     .compute()
             }
@@ -467,9 +468,9 @@ fn thesis_iterations_per_experiment() {
                     .epsilon(eps)
                     .delta(delta)
                     .method(if var.starts_with("adp") {
-                        Method::Pld
+                        AccountantKind::Pld
                     } else {
-                        Method::Zcdp
+                        AccountantKind::Zcdp
                     })
                     .gradient(if var.ends_with("march") {
                         Gradient::Reuse
@@ -484,9 +485,9 @@ fn thesis_iterations_per_experiment() {
                     .epsilon(eps)
                     .delta(delta)
                     .method(if var == "fa" {
-                        Method::Fourier
+                        AccountantKind::Fourier
                     } else {
-                        Method::Rdp
+                        AccountantKind::Rdp
                     })
                     .thesis_compatible(var == "rdp")
                     .compute()
@@ -517,7 +518,7 @@ fn corrected_minibatch_rdp_spec_values() {
         for (i, &w) in want.iter().enumerate() {
             let b = MaxIterations::minibatch_penalty(tau, 1000, 100_000)
                 .epsilon((i + 1) as f64)
-                .method(Method::Rdp)
+                .method(AccountantKind::Rdp)
                 .compute()
                 .unwrap();
             assert_eq!(b.iterations as u64, w, "τ={tau} ε={}", i + 1);
@@ -657,7 +658,7 @@ fn errors_name_the_parameter() {
     assert!(
         msg(MaxIterations::dp_penalty(0.1, 1000)
             .epsilon(1.0)
-            .method(Method::Rdp)
+            .method(AccountantKind::Rdp)
             .compute())
         .contains("accountant")
     );
@@ -1013,8 +1014,11 @@ fn barker_rdp_exact_iterations() {
             let eps = f64::from(eps);
             let base = MaxIterations::dp_barker(b, n).epsilon(eps).delta(delta);
             let t7 = base.clone().compute().unwrap();
-            let ex = base.method(Method::RdpExact).compute().unwrap();
-            assert_eq!((t7.method, ex.method), (Method::Rdp, Method::RdpExact));
+            let ex = base.method(AccountantKind::RdpExact).compute().unwrap();
+            assert_eq!(
+                (t7.method, ex.method),
+                (AccountantKind::Rdp, AccountantKind::RdpExact)
+            );
             assert!(ex.achieved <= eps);
             let ratio = ex.iterations as f64 / t7.iterations as f64;
             assert!(
@@ -1028,7 +1032,7 @@ fn barker_rdp_exact_iterations() {
     assert!(
         MaxIterations::dp_barker(1300, 100_000)
             .epsilon(1.0)
-            .method(Method::Fourier)
+            .method(AccountantKind::Fourier)
             .compute()
             .unwrap_err()
             .to_string()

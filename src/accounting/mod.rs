@@ -14,7 +14,7 @@
 //! | Poisson-subsampled RDP | Mironov–Talwar–Zhang 2019 | [`poisson_subsampled_gaussian_rdp`] |
 //! | DP Barker per-step RDP | Thm 7 (`rd_approx`) | [`BarkerRdp`], [`barker_rd_approx`] |
 //! | DP Barker exact per-step RDP (`rdp-exact`) | beside Thm 7 | [`BarkerBound::Exact`], [`barker_rd_exact`] |
-//! | DP Barker PLD over the feasible family (`pld`) | beside Thm 7 | [`CertifiedPld`] with `BarkerTest`, `Method::Pld` |
+//! | DP Barker PLD over the feasible family (`pld`) | beside Thm 7 | [`CertifiedPld`] with `BarkerTest`, `AccountantKind::CertifiedPld` |
 //! | Fourier accountant | Koskela et al. 2020 | [`Fourier`], [`fourier::FourierAccountant`] |
 //! | certified PLD intervals (Gaussian, Laplace, subsampled) | Thm 6, 12 | [`CertifiedPld`], [`Interval`] |
 //! | iterations for (ε, δ) | Alg. 2, Thm 5–8, 11, 12 | [`Accountant::max_iterations`], [`algorithm2()`], [`algorithm2::search`], a DP sampler's `budget(n)` (`samplers::IterationBudget`) |
@@ -24,6 +24,7 @@
 //! (`.thesis_compatible(true)`, [`WorBound::ThesisCode`]). All rounding is pessimistic.
 
 mod accountant;
+mod accountant_kind;
 #[cfg(test)]
 mod accountant_tests;
 pub mod algorithm2;
@@ -31,7 +32,6 @@ pub(crate) mod barker;
 pub(crate) mod certified;
 mod event;
 pub mod fourier;
-mod method;
 mod pld;
 pub(crate) mod rdp;
 mod releases;
@@ -39,6 +39,7 @@ pub(crate) mod special;
 pub(crate) mod zcdp;
 
 pub use accountant::{Accountant, Measure};
+pub use accountant_kind::{AccountantKind, CERTIFIED_PLD_LABEL, ZCDP_CKS20_LABEL};
 pub use algorithm2::{MAX_ITERATIONS, algorithm2};
 pub use barker::exact::barker_rd_exact;
 pub use barker::{BarkerBound, BarkerRdp, barker_rd_approx};
@@ -46,7 +47,12 @@ pub use certified::CertifiedPld;
 pub use certified::engine::Interval;
 pub use event::PrivacyEvent;
 pub use fourier::Fourier;
-pub use method::{CERTIFIED_PLD_LABEL, Method, ZCDP_CKS20_LABEL};
+/// The accountant choice under its former name.
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed `AccountantKind` (the accountant choice, not the inference method of `fit --method`)"
+)]
+pub type Method = AccountantKind;
 pub use pld::{Pld, gaussian_budget, gaussian_mu, pld_delta, pld_epsilon};
 pub use rdp::{
     MAX_RDP_ORDER, Rdp, RdpConversion, WorBound, dp_accounting_orders, gaussian_rdp,

@@ -3,7 +3,7 @@
 //! Python accounting with fourier-accountant 0.12.11).
 
 use super::*;
-use crate::accounting::Method;
+use crate::accounting::AccountantKind;
 use crate::models::Experiment;
 use crate::samplers::Gradient;
 use crate::samplers::{Budget, DpBarker, DpHmc, DpPenalty, MinibatchPenalty, Sampler};
@@ -36,15 +36,15 @@ fn configured(exp: Experiment, algorithm: &str, variant: &str) -> Option<Box<dyn
     let any = s.as_any_mut();
     if let Some(p) = any.downcast_mut::<DpPenalty>() {
         p.accountant = match variant {
-            "adp" => Method::Pld,
-            "zcdp" => Method::Zcdp,
+            "adp" => AccountantKind::Pld,
+            "zcdp" => AccountantKind::Zcdp,
             _ => return None,
         };
     } else if let Some(p) = any.downcast_mut::<DpHmc>() {
         p.accountant = if variant.starts_with("zcdp") {
-            Method::Zcdp
+            AccountantKind::Zcdp
         } else {
-            Method::Pld
+            AccountantKind::Pld
         };
         p.gradient = if variant.ends_with("march") {
             Gradient::Reuse
@@ -53,10 +53,10 @@ fn configured(exp: Experiment, algorithm: &str, variant: &str) -> Option<Box<dyn
         };
     } else if let Some(p) = any.downcast_mut::<MinibatchPenalty>() {
         match variant {
-            "fa" => p.accountant = Method::Fourier,
+            "fa" => p.accountant = AccountantKind::Fourier,
             // `rdp` rows are the thesis code's Theorem 8 sum (thesis-compatible mode).
             "rdp" => {
-                p.accountant = Method::Rdp;
+                p.accountant = AccountantKind::Rdp;
                 p.thesis_compatible = true;
             }
             _ => return None,

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::accounting::{iterations_frame, linspace};
 use crate::Result;
 use crate::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
-use crate::accounting::{Accountant, CertifiedPld, Method, PrivacyEvent};
+use crate::accounting::{Accountant, AccountantKind, CertifiedPld, PrivacyEvent};
 use crate::samplers::{DpHmc, DpPenalty, Gradient, IterationBudget, MinibatchPenalty, RunSetters};
 
 /// The final thesis' Figure 6.1 at ε = 6 (docs/THESIS-NOTES.md §16, read off the PDF), in the
@@ -126,7 +126,7 @@ impl Figure61 {
             Ok(())
         };
         let penalty = DpPenalty::builder().tau(0.1).chains(1).delta(delta);
-        for m in [Method::Zcdp, Method::Pld] {
+        for m in [AccountantKind::Zcdp, AccountantKind::Pld] {
             line(&|e| penalty.clone().accountant(m).epsilon(e).budget(n))?;
         }
         // one Fourier accountant for the whole grid: its single-step spectrum is computed once
@@ -135,7 +135,7 @@ impl Figure61 {
                 .fourier_accountant(FourierAccountant::new(
                     FourierRelation::SubstituteWithoutReplacement,
                 ));
-        for m in [Method::Rdp, Method::Fourier] {
+        for m in [AccountantKind::Rdp, AccountantKind::Fourier] {
             line(&|e| minibatch.clone().accountant(m).epsilon(e).budget(n))?;
         }
         let hmc = DpHmc::builder()
@@ -145,7 +145,7 @@ impl Figure61 {
             .gradient(self.gradient)
             .chains(1)
             .delta(delta);
-        for m in [Method::Zcdp, Method::Pld] {
+        for m in [AccountantKind::Zcdp, AccountantKind::Pld] {
             line(&|e| hmc.clone().accountant(m).epsilon(e).budget(n))?;
         }
         Ok(rows)
@@ -179,7 +179,7 @@ impl Figure61 {
     /// As [`Figure61::budgets`].
     pub fn frame_with_thesis_rdp(&self) -> Result<DataFrame> {
         let corrected = self.clone().thesis_compatible(false).frame()?;
-        let thesis_code = self.minibatch(true).accountant(Method::Rdp);
+        let thesis_code = self.minibatch(true).accountant(AccountantKind::Rdp);
         let thesis_rdp = self
             .epsilons
             .iter()

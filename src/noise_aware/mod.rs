@@ -555,7 +555,7 @@ fn ledger(
         epsilon: spent,
         delta,
         per_chain: false,
-        accountant: crate::accounting::Method::Pld.label().into(),
+        accountant: crate::accounting::AccountantKind::Pld.label().into(),
         ledger: Ledger {
             total: Some(total),
             before,

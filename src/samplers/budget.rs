@@ -4,14 +4,14 @@
 //!
 //! ```
 //! use dp_mcmc::samplers::RunSetters;
-//! use dp_mcmc::accounting::Method;
+//! use dp_mcmc::accounting::AccountantKind;
 //! use dp_mcmc::samplers::DpPenalty;
 //! // thesis code (THESIS-NOTES §4): easy-2d dpps, ε = 1, δ = 1e-6 → 56 (Thm 6), 34 (Thm 5)
 //! let s = DpPenalty::builder().tau(0.1).chains(1).epsilon(1.0).delta(1e-6);
 //! let b = s.budget(100_000)?;
 //! assert_eq!((b.iterations, b.achieved_quantity.as_str()), (56, "delta"));
 //! assert!(b.achieved <= 1e-6);
-//! assert_eq!(s.clone().accountant(Method::Zcdp).budget(100_000)?.iterations, 34);
+//! assert_eq!(s.clone().accountant(AccountantKind::Zcdp).budget(100_000)?.iterations, 34);
 //! // four chains share one budget: each gets a quarter of the releases
 //! assert_eq!(s.clone().chains(4).budget(100_000)?.iterations, 14);
 //! // a budget that allows no iteration answers 0 (a run with it is an error)
@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::privacy::{Plan, PrivacyCost};
 use super::run::PrivacySpent;
 use super::settings::{Budget, RunSettings};
-use crate::accounting::Method;
+use crate::accounting::AccountantKind;
 use crate::error::Result;
 
 /// Gradient schedule of DP HMC.
@@ -49,7 +49,7 @@ pub struct IterationBudget {
     /// The sampler family's registry key (`dp-penalty`, `dp-hmc`, ...).
     pub algorithm: String,
     /// The accountant that counted the iterations.
-    pub method: Method,
+    pub method: AccountantKind,
     /// Target ε (for a fixed `.iterations(k)`: the ε they spend).
     pub epsilon: f64,
     /// Target δ (for a fixed `.iterations(k)`: 0.1/n).

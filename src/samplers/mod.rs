@@ -27,7 +27,7 @@ mod thesis_tables;
 pub mod vcorr;
 mod walk_state;
 
-pub use crate::accounting::Method;
+pub use crate::accounting::AccountantKind;
 pub use crate::noise::Noise;
 pub use adapt::{Released, StepAdapter};
 pub use budget::{Gradient, IterationBudget};

@@ -12,9 +12,7 @@
 
 use rand::RngExt;
 
-use crate::accounting::{
-    Accountant, CERTIFIED_PLD_LABEL, CertifiedPld, Fourier, Method, PrivacyEvent,
-};
+use crate::accounting::{Accountant, AccountantKind, CertifiedPld, Fourier, PrivacyEvent};
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
@@ -218,31 +216,32 @@ pub(crate) fn gradient_release(sigma: f64, q: f64) -> Result<PrivacyEvent> {
 
 /// The accountant of the stochastic-gradient samplers: the certified PLD accountant's upper
 /// bound (default) or the Fourier accountant (the same pair, the thesis' tool).
-pub(crate) fn gradient_accountant(key: &str, method: Method) -> Result<Box<dyn Accountant>> {
+pub(crate) fn gradient_accountant(
+    key: &str,
+    method: AccountantKind,
+) -> Result<Box<dyn Accountant>> {
     Ok(match method {
-        Method::Pld => Box::new(CertifiedPld::new().upper_only(true)),
-        Method::Fourier => Box::new(Fourier::new()),
+        AccountantKind::CertifiedPld => Box::new(CertifiedPld::new().upper_only(true)),
+        AccountantKind::Fourier => Box::new(Fourier::new()),
         m => return Err(gradient_unsupported(key, m)),
     })
 }
 
-/// The accountant label of [`gradient_accountant`].
-pub(crate) fn gradient_label(method: Method) -> &'static str {
-    match method {
-        Method::Fourier => Method::Fourier.label(),
-        _ => CERTIFIED_PLD_LABEL,
-    }
-}
-
 /// The accountant a stochastic-gradient sampler's `set_accountant(method)` sets (`None`: PLD).
-pub(crate) fn gradient_method_checked(key: &str, method: Option<Method>) -> Result<Method> {
-    match method.unwrap_or(Method::Pld) {
-        m @ (Method::Pld | Method::Fourier) => Ok(m),
+pub(crate) fn gradient_method_checked(
+    key: &str,
+    method: Option<AccountantKind>,
+) -> Result<AccountantKind> {
+    match method
+        .unwrap_or(AccountantKind::CertifiedPld)
+        .numerical_pld()
+    {
+        m @ (AccountantKind::CertifiedPld | AccountantKind::Fourier) => Ok(m),
         m => Err(gradient_unsupported(key, m)),
     }
 }
 
-fn gradient_unsupported(key: &str, method: Method) -> Error {
+fn gradient_unsupported(key: &str, method: AccountantKind) -> Error {
     Error::invalid(
         "accountant",
         method.key(),

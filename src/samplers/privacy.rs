@@ -11,7 +11,7 @@ use super::ledger::{EarlierRelease, Ledger};
 use super::run::{ChainTrace, PrivacySpent};
 use super::settings::{Budget, RunSettings};
 use crate::accounting::{
-    Accountant, Measure, Method, Pld, PrivacyEvent, Releases, Zcdp, ZcdpConversion,
+    Accountant, AccountantKind, Measure, Pld, PrivacyEvent, Releases, Zcdp, ZcdpConversion,
 };
 use crate::error::{Error, Result, check};
 
@@ -57,7 +57,7 @@ pub trait PrivacyCost {
     /// `"Fourier"`, `"zCDP-CKS20"`).
     fn accountant_label(&self) -> &'static str;
     /// The accountant method in force (discrete noise may force one).
-    fn method(&self) -> Method;
+    fn method(&self) -> AccountantKind;
     /// The sampler's privacy parameters, as `budget(n)` reports them (`tau`, `batch_size`, ...;
     /// a name that is a field of the sampler's settings is a setting the budget depends on).
     fn budget_parameters(&self) -> Vec<(&'static str, f64)>;
@@ -438,44 +438,57 @@ pub(crate) fn gaussian_release(
 /// (Theorems 6/12, for any other method); with discrete noise always zCDP with CKS20.
 pub(crate) fn full_data_accountant(
     key: &str,
-    method: Method,
+    method: AccountantKind,
     discrete: bool,
 ) -> Result<Box<dyn Accountant>> {
     Ok(match (discrete, method) {
         (true, _) => Box::new(Zcdp::new().conversion(ZcdpConversion::Cks20)),
-        (false, Method::Zcdp) => Box::new(Zcdp::new()),
-        (false, Method::Pld) => Box::new(Pld::new()),
+        (false, AccountantKind::Zcdp) => Box::new(Zcdp::new()),
+        (false, AccountantKind::Pld) => Box::new(Pld::new()),
         (false, m) => return Err(full_data_unsupported(key, m)),
     })
 }
 
 /// The error for an accountant a full-data sampler does not support.
-pub(crate) fn full_data_unsupported(key: &str, method: Method) -> Error {
+pub(crate) fn full_data_unsupported(key: &str, method: AccountantKind) -> Error {
+    let why = if method == AccountantKind::CertifiedPld {
+        " (AccountantKind::Pld: the Gaussian PLD in closed form; the certified engine is the \
+         subsampled samplers')"
+    } else {
+        ""
+    };
     Error::invalid(
         "accountant",
         method.key(),
-        format!("{key} supports --accountant zcdp (Theorems 5/11) or pld (Theorems 6/12)"),
+        format!("{key} supports --accountant zcdp (Theorems 5/11) or pld (Theorems 6/12){why}"),
     )
 }
 
 /// The accountant a full-data sampler's `set_accountant(method)` sets (`None`: PLD).
-pub(crate) fn full_data_method_checked(key: &str, method: Option<Method>) -> Result<Method> {
-    match method.unwrap_or(Method::Pld) {
-        m @ (Method::Zcdp | Method::Pld) => Ok(m),
+pub(crate) fn full_data_method_checked(
+    key: &str,
+    method: Option<AccountantKind>,
+) -> Result<AccountantKind> {
+    match method.unwrap_or(AccountantKind::Pld) {
+        m @ (AccountantKind::Zcdp | AccountantKind::Pld) => Ok(m),
         m => Err(full_data_unsupported(key, m)),
     }
 }
 
 /// The accountant method of a full-data sampler with `method` set: zCDP with discrete noise.
-pub(crate) fn full_data_method(method: Method, discrete: bool) -> Method {
-    if discrete { Method::Zcdp } else { method }
+pub(crate) fn full_data_method(method: AccountantKind, discrete: bool) -> AccountantKind {
+    if discrete {
+        AccountantKind::Zcdp
+    } else {
+        method
+    }
 }
 
-pub(crate) fn full_data_label(method: Method, discrete: bool) -> &'static str {
+pub(crate) fn full_data_label(method: AccountantKind, discrete: bool) -> &'static str {
     match (discrete, method) {
         (true, _) => crate::accounting::ZCDP_CKS20_LABEL,
-        (false, Method::Zcdp) => Method::Zcdp.label(),
-        (false, _) => Method::Pld.label(),
+        (false, AccountantKind::Zcdp) => AccountantKind::Zcdp.label(),
+        (false, _) => AccountantKind::Pld.label(),
     }
 }
 

@@ -160,7 +160,7 @@ pub struct PrivacySpent {
     pub delta: f64,
     /// `true` if (ε, δ) holds for each chain separately, `false` for the whole release.
     pub per_chain: bool,
-    /// Accountant that bounded the run: a [`Method::label`](crate::accounting::Method::label)
+    /// Accountant that bounded the run: a [`AccountantKind::label`](crate::accounting::AccountantKind::label)
     /// (`"ADP"`, the tight PLD of Theorems 6/12; `"zCDP"`; `"RDP"`; `"RDP-exact"`; `"Fourier"`),
     /// `"PLD (certified)"` for the subsampled samplers' certified PLD accountant, or, for
     /// discrete Gaussian noise, `"zCDP-CKS20"`.

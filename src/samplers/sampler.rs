@@ -33,7 +33,7 @@ use super::privacy::Plan;
 use super::proposal::{ClipDistance, StepSize};
 use super::run::{ChainTrace, Run};
 use super::settings::RunSettings;
-use crate::accounting::Method;
+use crate::accounting::AccountantKind;
 use crate::error::{Error, Result};
 use crate::models::{Experiment, Model};
 
@@ -184,7 +184,7 @@ pub trait Sampler: fmt::Debug + Send + Sync {
     ///
     /// # Errors
     /// An accountant the sampler does not support (the message lists those it does).
-    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
+    fn set_accountant(&mut self, method: Option<AccountantKind>) -> Result<()> {
         match method {
             None => Ok(()),
             Some(m) => Err(unsupported(

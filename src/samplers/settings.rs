@@ -568,7 +568,7 @@ macro_rules! penalty_setters {
             }
             /// Accountant used by Algorithm 2.
             #[must_use]
-            pub fn accountant(mut self, a: $crate::accounting::Method) -> Self {
+            pub fn accountant(mut self, a: $crate::accounting::AccountantKind) -> Self {
                 self.accountant = a;
                 self
             }

@@ -64,9 +64,10 @@ macro_rules! gradient_setters {
                 self.max_iterations = Some(k);
                 self
             }
-            /// Accountant: `Method::Pld` (default) or `Method::Fourier`.
+            /// Accountant: `AccountantKind::CertifiedPld` (default; `Pld` means the same here) or
+            /// `AccountantKind::Fourier`.
             #[must_use]
-            pub fn accountant(mut self, m: $crate::accounting::Method) -> Self {
+            pub fn accountant(mut self, m: $crate::accounting::AccountantKind) -> Self {
                 self.accountant = m;
                 self
             }
@@ -102,13 +103,13 @@ macro_rules! gradient_privacy_cost {
                 &self,
                 _n: u64,
             ) -> $crate::Result<Box<dyn $crate::accounting::Accountant>> {
-                $crate::samplers::poisson_batch::gradient_accountant(ENTRY.key, self.accountant)
+                $crate::samplers::poisson_batch::gradient_accountant(ENTRY.key, self.method())
             }
             fn accountant_label(&self) -> &'static str {
-                $crate::samplers::poisson_batch::gradient_label(self.accountant)
+                self.method().label()
             }
-            fn method(&self) -> $crate::accounting::Method {
-                self.accountant
+            fn method(&self) -> $crate::accounting::AccountantKind {
+                self.accountant.numerical_pld()
             }
             fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
                 vec![

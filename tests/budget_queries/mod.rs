@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use dp_mcmc::Result;
-use dp_mcmc::accounting::Method;
+use dp_mcmc::accounting::AccountantKind;
 use dp_mcmc::samplers::RunSetters;
 use dp_mcmc::samplers::{DpBarker, DpHmc, DpPenalty, Gradient, IterationBudget, MinibatchPenalty};
 
@@ -72,7 +72,7 @@ impl<S> Query<S> {
 macro_rules! query {
     ($t:ty) => {
         impl Query<$t> {
-            pub fn method(mut self, m: Method) -> Self {
+            pub fn method(mut self, m: AccountantKind) -> Self {
                 self.sampler = self.sampler.accountant(m);
                 self
             }

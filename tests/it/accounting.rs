@@ -2,7 +2,9 @@
 //! "DP Barker: a PLD over the feasible family") beside `rdp-exact` and Theorem 7.
 
 use crate::budget_queries::MaxIterations;
-use dp_mcmc::accounting::{Accountant, BarkerBound, CertifiedPld, Method, PrivacyEvent, Rdp};
+use dp_mcmc::accounting::{
+    Accountant, AccountantKind, BarkerBound, CertifiedPld, PrivacyEvent, Rdp,
+};
 #[cfg(feature = "cli")]
 use std::process::Command;
 
@@ -64,13 +66,13 @@ fn pld_count_near_the_equal_variance_gaussian() {
     let barker = MaxIterations::dp_barker(b, n)
         .epsilon(1.0)
         .delta(1e-6)
-        .method(Method::Pld)
+        .method(AccountantKind::Pld)
         .compute()
         .unwrap();
     let gauss = MaxIterations::minibatch_penalty(b as f64 / (c * c), b, n)
         .epsilon(1.0)
         .delta(1e-6)
-        .method(Method::Pld)
+        .method(AccountantKind::Pld)
         .compute()
         .unwrap();
     let ratio = barker.iterations as f64 / gauss.iterations as f64;
@@ -90,9 +92,13 @@ fn pld_counts_at_least_rdp_exact() {
     for eps in [1.0, 2.0, 4.0] {
         let base = MaxIterations::dp_barker(b, n).epsilon(eps).delta(delta);
         let t7 = base.clone().compute().unwrap();
-        let ex = base.clone().method(Method::RdpExact).compute().unwrap();
-        let pld = base.method(Method::Pld).compute().unwrap();
-        assert_eq!(pld.method, Method::Pld);
+        let ex = base
+            .clone()
+            .method(AccountantKind::RdpExact)
+            .compute()
+            .unwrap();
+        let pld = base.method(AccountantKind::Pld).compute().unwrap();
+        assert_eq!(pld.method, AccountantKind::CertifiedPld); // the PLD of a subsampled event
         assert_eq!(pld.optimal_order, None);
         assert!(pld.achieved <= delta, "ε={eps}: δ {}", pld.achieved);
         eprintln!(

@@ -19,10 +19,10 @@ use crate::budget_queries::MaxIterations;
 use dp_mcmc::Result;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::accounting::{
-    Accountant, BarkerRdp, Fourier, Method, Pld, PrivacyEvent, Rdp, Releases, WorBound, Zcdp,
-    ZcdpConversion, barker_rd_approx, cks_zcdp_delta, cks_zcdp_epsilon, discrete_gaussian_delta,
-    discrete_gaussian_rho, gaussian_mu, gaussian_rdp, pld_delta, pld_epsilon,
-    poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp, zcdp_rho_budget,
+    Accountant, AccountantKind, BarkerRdp, Fourier, Pld, PrivacyEvent, Rdp, Releases, WorBound,
+    Zcdp, ZcdpConversion, barker_rd_approx, cks_zcdp_delta, cks_zcdp_epsilon,
+    discrete_gaussian_delta, discrete_gaussian_rho, gaussian_mu, gaussian_rdp, pld_delta,
+    pld_epsilon, poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp, zcdp_rho_budget,
 };
 use dp_mcmc::models::{
     BananaModel, BananaParams, CircleModel, ColumnData, CustomModel, Experiment, GaussianModel,
@@ -316,7 +316,12 @@ fn samplers_never_panic() {
         ProposalKind::OneComponent,
         ProposalKind::GuidedWalk,
     ] {
-        for m in [Method::Zcdp, Method::Pld, Method::Rdp, Method::Fourier] {
+        for m in [
+            AccountantKind::Zcdp,
+            AccountantKind::Pld,
+            AccountantKind::Rdp,
+            AccountantKind::Fourier,
+        ] {
             sw.call(format!("dp-penalty {kind:?} {m:?}"), || {
                 bounded!(
                     base.clone()
@@ -407,7 +412,7 @@ fn samplers_never_panic() {
         .clip_bound(1.0)
         .batch_size(10)
         .proposal_sd(0.1)
-        .accountant(Method::Rdp)
+        .accountant(AccountantKind::Rdp)
         .start(start.clone());
     for &b in &ODD_USIZE {
         sw.call(format!("minibatch batch_size({b:?})"), || {
@@ -429,7 +434,7 @@ fn samplers_never_panic() {
         sw.call(format!("minibatch fourier eps {e:?}"), || {
             bounded!(
                 base.clone()
-                    .accountant(Method::Fourier)
+                    .accountant(AccountantKind::Fourier)
                     .epsilon(e)
                     .delta(1e-3)
             )
@@ -547,7 +552,7 @@ fn samplers_never_panic() {
             2 => go!(MinibatchPenalty::builder()
                 .batch_size(10)
                 .clip_bound(x)
-                .accountant(Method::Rdp)),
+                .accountant(AccountantKind::Rdp)),
             3 => go!(DpBarker::builder().batch_size(20).proposal_sd(x)),
             4 => go!(Rwmh::builder().proposal_sd(x)),
             _ => go!(Hmc::builder().step_size(x).leapfrog_steps(2)),
@@ -559,7 +564,12 @@ fn samplers_never_panic() {
 #[test]
 fn accounting_never_panics() {
     let mut sw = Sweep::default();
-    let methods = [Method::Zcdp, Method::Pld, Method::Rdp, Method::Fourier];
+    let methods = [
+        AccountantKind::Zcdp,
+        AccountantKind::Pld,
+        AccountantKind::Rdp,
+        AccountantKind::Fourier,
+    ];
     // Algorithm 2 builders, one odd value at a time around a valid budget.
     for &x in &ODD_F64 {
         for m in methods {
@@ -602,13 +612,13 @@ fn accounting_never_panics() {
         sw.call(format!("minibatch tau({x:?}) rdp"), || {
             MaxIterations::minibatch_penalty(x, 100, 1000)
                 .epsilon(1.0)
-                .method(Method::Rdp)
+                .method(AccountantKind::Rdp)
                 .compute()
         });
         sw.call(format!("minibatch epsilon({x:?}) rdp"), || {
             MaxIterations::minibatch_penalty(0.7, 100, 1000)
                 .epsilon(x)
-                .method(Method::Rdp)
+                .method(AccountantKind::Rdp)
                 .thesis_compatible(true)
                 .compute()
         });
@@ -625,13 +635,13 @@ fn accounting_never_panics() {
         sw.call(format!("dp_barker rdp-exact epsilon({x:?})"), || {
             MaxIterations::dp_barker(100, 1000)
                 .epsilon(x)
-                .method(Method::RdpExact)
+                .method(AccountantKind::RdpExact)
                 .compute()
         });
         sw.call(format!("dp_barker pld epsilon({x:?})"), || {
             MaxIterations::dp_barker(100, 1000)
                 .epsilon(x)
-                .method(Method::Pld)
+                .method(AccountantKind::Pld)
                 .compute()
         });
     }
@@ -663,7 +673,7 @@ fn accounting_never_panics() {
             sw.call(format!("minibatch batch({b:?}) n({n:?})"), || {
                 MaxIterations::minibatch_penalty(0.7, b, n)
                     .epsilon(1.0)
-                    .method(Method::Rdp)
+                    .method(AccountantKind::Rdp)
                     .compute()
             });
             sw.call(format!("dp_barker batch({b:?}) n({n:?})"), || {
@@ -677,7 +687,7 @@ fn accounting_never_panics() {
             sw.call(format!("dp_barker pld batch({b:?}) n({n:?})"), || {
                 MaxIterations::dp_barker(b, n)
                     .epsilon(1.0)
-                    .method(Method::Pld)
+                    .method(AccountantKind::Pld)
                     .compute()
             });
         }

@@ -69,12 +69,12 @@ pub enum BarkerBound {
 }
 
 impl BarkerBound {
-    /// The bound an iteration-budget [`Method`](super::Method) selects: `Rdp` → Theorem 7,
+    /// The bound an iteration-budget [`AccountantKind`](super::AccountantKind) selects: `Rdp` → Theorem 7,
     /// `RdpExact` → exact; `None` for a method DP Barker does not support.
-    pub(crate) fn of_method(method: super::Method) -> Option<Self> {
+    pub(crate) fn of_method(method: super::AccountantKind) -> Option<Self> {
         match method {
-            super::Method::Rdp => Some(BarkerBound::Theorem7),
-            super::Method::RdpExact => Some(BarkerBound::Exact),
+            super::AccountantKind::Rdp => Some(BarkerBound::Theorem7),
+            super::AccountantKind::RdpExact => Some(BarkerBound::Exact),
             _ => None,
         }
     }

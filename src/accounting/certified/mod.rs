@@ -5,7 +5,7 @@ pub(crate) mod engine;
 
 use super::accountant::{Accountant, unsupported, walk, wor_rate};
 use crate::accounting::event::PrivacyEvent;
-use crate::accounting::method::CERTIFIED_PLD_LABEL;
+use crate::accounting::accountant_kind::CERTIFIED_PLD_LABEL;
 use crate::error::{Error, Result, check};
 use engine::Interval;
 use engine::compose::{Part, compose, window_span};

@@ -5,7 +5,7 @@ use crate::accounting::accountant::{Accountant, inner_gaussian, unsupported, wal
 use crate::accounting::algorithm2::{capped, check_query};
 use crate::accounting::event::PrivacyEvent;
 use crate::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
-use crate::accounting::method::Method;
+use crate::accounting::accountant_kind::AccountantKind;
 use crate::accounting::releases::Releases;
 use crate::error::{Error, Result, check};
 
@@ -192,7 +192,7 @@ fn merge(into: &mut Vec<SubsampledGaussian>, new: Vec<SubsampledGaussian>) {
 
 impl Accountant for Fourier {
     fn name(&self) -> &'static str {
-        Method::Fourier.label()
+        AccountantKind::Fourier.label()
     }
     fn check(&self, event: &PrivacyEvent) -> Result<()> {
         self.collect(event).map(|_| ())

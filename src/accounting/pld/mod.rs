@@ -9,7 +9,7 @@ pub(crate) use gaussian::{pld_delta_unchecked, pld_epsilon_unchecked};
 use super::accountant::{Accountant, unsupported, walk};
 use super::fourier::Fourier;
 use crate::accounting::event::PrivacyEvent;
-use crate::accounting::method::Method;
+use crate::accounting::accountant_kind::AccountantKind;
 use crate::error::{Error, Result, check};
 
 /// Tight privacy loss distribution accountant.
@@ -58,13 +58,13 @@ impl Pld {
                 }
                 PrivacyEvent::PoissonSampled { .. }
                 | PrivacyEvent::SampledWithoutReplacement { .. } => sampled = true,
-                other => return Err(unsupported(Method::Pld.label(), other)),
+                other => return Err(unsupported(AccountantKind::Pld.label(), other)),
             }
             Ok(())
         })?;
         if sampled && (mu > 0.0 || self.mu > 0.0) {
             return Err(Error::UnsupportedEvent {
-                accountant: Method::Pld.label(),
+                accountant: AccountantKind::Pld.label(),
                 event: format!(
                     "{event} (mixes bare Gaussian and subsampled events; account them separately)"
                 ),
@@ -75,7 +75,7 @@ impl Pld {
         }
         if mu > 0.0 && !self.fourier.is_empty() {
             return Err(Error::UnsupportedEvent {
-                accountant: Method::Pld.label(),
+                accountant: AccountantKind::Pld.label(),
                 event: format!("{event} (bare Gaussian after subsampled events)"),
             });
         }
@@ -85,7 +85,7 @@ impl Pld {
 
 impl Accountant for Pld {
     fn name(&self) -> &'static str {
-        Method::Pld.label()
+        AccountantKind::Pld.label()
     }
     fn check(&self, event: &PrivacyEvent) -> Result<()> {
         self.split(event).map(|_| ())

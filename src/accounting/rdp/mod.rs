@@ -11,7 +11,7 @@ pub use bounds::{
 use super::accountant::{Accountant, Measure, inner_gaussian, unsupported, walk, wor_rate};
 use crate::accounting::barker::{BarkerBound, BarkerRdp};
 use crate::accounting::event::PrivacyEvent;
-use crate::accounting::method::Method;
+use crate::accounting::accountant_kind::AccountantKind;
 use crate::error::{Error, Result, check};
 use bounds::{poisson_rdp, rdp_to_delta, rdp_to_epsilon, wor_rdp};
 
@@ -299,7 +299,7 @@ impl Rdp {
 
 impl Accountant for Rdp {
     fn name(&self) -> &'static str {
-        Method::Rdp.label()
+        AccountantKind::Rdp.label()
     }
     fn check(&self, event: &PrivacyEvent) -> Result<()> {
         self.increments(event).map(|_| ())

@@ -8,7 +8,7 @@ pub(crate) use bounds::{zcdp_delta, zcdp_epsilon};
 
 use super::accountant::{Accountant, Measure, unsupported, walk};
 use crate::accounting::event::PrivacyEvent;
-use crate::accounting::method::{Method, ZCDP_CKS20_LABEL};
+use crate::accounting::accountant_kind::{AccountantKind, ZCDP_CKS20_LABEL};
 use crate::error::{Result, check};
 use discrete_gaussian::{cks_zcdp_delta, cks_zcdp_epsilon};
 
@@ -96,7 +96,7 @@ impl Zcdp {
 impl Accountant for Zcdp {
     fn name(&self) -> &'static str {
         match self.conversion {
-            ZcdpConversion::Theorem1 => Method::Zcdp.label(),
+            ZcdpConversion::Theorem1 => AccountantKind::Zcdp.label(),
             ZcdpConversion::Cks20 => ZCDP_CKS20_LABEL,
         }
     }

@@ -13,8 +13,8 @@ use clap::{Args, ValueEnum};
 use dp_mcmc::Error;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::accounting::{
-    Method, Rdp, RdpConversion, WorBound, dp_accounting_orders, poisson_subsampled_gaussian_rdp,
-    wor_subsampled_gaussian_rdp,
+    AccountantKind, Rdp, RdpConversion, WorBound, dp_accounting_orders,
+    poisson_subsampled_gaussian_rdp, wor_subsampled_gaussian_rdp,
 };
 use dp_mcmc::samplers::{Budget, Gradient, SamplerKind};
 use serde_json::{Value, json};
@@ -243,13 +243,13 @@ fn need<T>(x: Option<T>, flag: &'static str, why: &str) -> dp_mcmc::Result<T> {
     x.ok_or_else(|| missing(flag, why))
 }
 
-fn method_of(a: AccountantArg) -> Method {
+fn method_of(a: AccountantArg) -> AccountantKind {
     match a {
-        AccountantArg::Zcdp => Method::Zcdp,
-        AccountantArg::Pld => Method::Pld,
-        AccountantArg::Rdp => Method::Rdp,
-        AccountantArg::RdpExact => Method::RdpExact,
-        AccountantArg::Fourier => Method::Fourier,
+        AccountantArg::Zcdp => AccountantKind::Zcdp,
+        AccountantArg::Pld => AccountantKind::Pld,
+        AccountantArg::Rdp => AccountantKind::Rdp,
+        AccountantArg::RdpExact => AccountantKind::RdpExact,
+        AccountantArg::Fourier => AccountantKind::Fourier,
     }
 }
 

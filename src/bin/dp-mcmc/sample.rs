@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use dp_mcmc::accounting::Method;
+use dp_mcmc::accounting::AccountantKind;
 use dp_mcmc::experiments::{chain_metrics, tuned};
 use dp_mcmc::models::{Experiment, Model};
 use dp_mcmc::samplers::Gradient;
@@ -157,13 +157,13 @@ fn start_points(
     Ok((Start::Point(point), true))
 }
 
-fn parse_method(s: &str) -> Result<Method> {
+fn parse_method(s: &str) -> Result<AccountantKind> {
     match s {
-        "pld" | "adp" => Ok(Method::Pld),
-        "zcdp" => Ok(Method::Zcdp),
-        "fourier" | "fa" => Ok(Method::Fourier),
-        "rdp" => Ok(Method::Rdp),
-        "rdp-exact" => Ok(Method::RdpExact),
+        "pld" | "adp" => Ok(AccountantKind::Pld),
+        "zcdp" => Ok(AccountantKind::Zcdp),
+        "fourier" | "fa" => Ok(AccountantKind::Fourier),
+        "rdp" => Ok(AccountantKind::Rdp),
+        "rdp-exact" => Ok(AccountantKind::RdpExact),
         _ => Err(Error::invalid(
             "--accountant",
             s,

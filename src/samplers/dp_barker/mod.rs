@@ -16,15 +16,16 @@ use super::sampler::{
 };
 use super::settings::{RunSettings, run_setters};
 use crate::accounting::{
-    Accountant, BarkerBound, CERTIFIED_PLD_LABEL, CertifiedPld, Method, PrivacyEvent, Rdp, Releases,
+    Accountant, AccountantKind, BarkerBound, CertifiedPld, PrivacyEvent, Rdp, Releases,
 };
 use crate::error::{Error, Result};
 use crate::models::{Experiment, Model};
 
 /// DP Barker (Heikkilä et al. 2019; thesis §3.3): Barker's test on a minibatch with noise
 /// completed to `N(0, 2)` plus the `V_corr` correction. Iterations from Theorem 7 (RDP), with
-/// `.accountant(Method::RdpExact)` from the exact per-step divergence (`rdp-exact`), or with
-/// `.accountant(Method::Pld)` from the certified PLD of the feasible family (`pld`).
+/// `.accountant(AccountantKind::RdpExact)` from the exact per-step divergence (`rdp-exact`), or with
+/// `.accountant(AccountantKind::CertifiedPld)` from the certified PLD of the feasible family
+/// (`pld`).
 ///
 /// ```
 /// use dp_mcmc::samplers::RunSetters;
@@ -46,13 +47,14 @@ pub struct DpBarker {
     pub proposal_sd: StepSize,
     /// Run settings.
     pub run: RunSettings,
-    /// Accountant: `Method::Rdp` (Theorem 7, default), `Method::RdpExact` or `Method::Pld`.
+    /// Accountant: `AccountantKind::Rdp` (Theorem 7, default), `AccountantKind::RdpExact` or
+    /// `AccountantKind::CertifiedPld` (`Pld` means the same here).
     #[serde(default = "theorem7")]
-    pub accountant: Method,
+    pub accountant: AccountantKind,
 }
 
-fn theorem7() -> Method {
-    Method::Rdp
+fn theorem7() -> AccountantKind {
+    AccountantKind::Rdp
 }
 
 impl Default for DpBarker {
@@ -61,7 +63,7 @@ impl Default for DpBarker {
             batch_size: 1300,
             proposal_sd: StepSize::Scalar(0.0008),
             run: RunSettings::default(),
-            accountant: Method::Rdp,
+            accountant: AccountantKind::Rdp,
         }
     }
 }
@@ -88,38 +90,39 @@ impl DpBarker {
         self
     }
 
-    /// Accountant: `Method::Rdp` (thesis Theorem 7, default), `Method::RdpExact` (the exact
-    /// per-step Rényi divergence, same amplification and conversion) or `Method::Pld` (the
-    /// certified upper bound on the PLD of the feasible family, labelled "PLD (certified)");
+    /// Accountant: `AccountantKind::Rdp` (thesis Theorem 7, default), `AccountantKind::RdpExact` (the exact
+    /// per-step Rényi divergence, same amplification and conversion) or `AccountantKind::CertifiedPld`
+    /// (`Pld` means the same here: the certified upper bound on the PLD of the feasible
+    /// family, labelled "PLD (certified)");
     /// see `docs/ACCOUNTING.md`. Any other method is an error when the run is planned.
     ///
     /// # Examples
     /// ```
     /// use dp_mcmc::samplers::RunSetters;
-    /// use dp_mcmc::accounting::Method;
+    /// use dp_mcmc::accounting::AccountantKind;
     /// use dp_mcmc::samplers::DpBarker;
     /// # use dp_mcmc::models::testing::IsotropicGaussian;
     /// let model = IsotropicGaussian::new((0..5000).map(|i| (i % 7) as f64 / 7.0).collect(), 1)?;
     /// let base = DpBarker::builder().batch_size(500).epsilon(2.0).delta(1e-5).start(vec![0.4]);
     /// let k7 = base.clone().budget(5000)?.iterations;
-    /// let exact = base.clone().accountant(Method::RdpExact).budget(5000)?;
+    /// let exact = base.clone().accountant(AccountantKind::RdpExact).budget(5000)?;
     /// assert!(exact.iterations > k7);
     /// assert_eq!(exact.spent.accountant, "RDP-exact");
-    /// let pld = base.clone().accountant(Method::Pld).budget(5000)?;
+    /// let pld = base.clone().accountant(AccountantKind::CertifiedPld).budget(5000)?;
     /// assert!(pld.iterations >= exact.iterations);
     /// assert_eq!(pld.spent.accountant, "PLD (certified)");
-    /// assert!(base.accountant(Method::Zcdp).budget(5000).is_err());
+    /// assert!(base.accountant(AccountantKind::Zcdp).budget(5000).is_err());
     /// # Ok::<(), dp_mcmc::Error>(())
     /// ```
     #[must_use]
-    pub fn accountant(mut self, method: Method) -> Self {
+    pub fn accountant(mut self, method: AccountantKind) -> Self {
         self.accountant = method;
         self
     }
 
     /// The RDP bound of the Barker test for the chosen accountant (`None`: the certified PLD).
     fn bound(&self) -> Result<Option<BarkerBound>> {
-        if self.accountant == Method::Pld {
+        if self.method() == AccountantKind::CertifiedPld {
             return Ok(None);
         }
         BarkerBound::of_method(self.accountant)
@@ -128,7 +131,8 @@ impl DpBarker {
                 Error::invalid(
                     "accountant",
                     self.accountant.key(),
-                    "dp-barker supports Method::Rdp (Theorem 7), Method::RdpExact or Method::Pld",
+                    "dp-barker supports AccountantKind::Rdp (Theorem 7), AccountantKind::RdpExact \
+                     or AccountantKind::CertifiedPld",
                 )
             })
     }
@@ -151,7 +155,7 @@ impl PrivacyCost for DpBarker {
         }))
     }
     /// RDP on the orders Theorem 7 is evaluated at, with the chosen per-step bound
-    /// ([`Rdp::for_dp_barker_with`]), or (`Method::Pld`) the certified PLD accountant's upper
+    /// ([`Rdp::for_dp_barker_with`]), or (`AccountantKind::CertifiedPld`) the certified PLD accountant's upper
     /// bound on the PLD of the feasible family (Algorithm 2 compares only the upper bound).
     fn new_accountant(&self, n: u64) -> Result<Box<dyn Accountant>> {
         Ok(match self.bound()? {
@@ -164,13 +168,13 @@ impl PrivacyCost for DpBarker {
     }
     fn accountant_label(&self) -> &'static str {
         match self.bound() {
-            Ok(Some(BarkerBound::Exact)) => Method::RdpExact.label(),
-            Ok(None) => CERTIFIED_PLD_LABEL,
-            _ => Method::Rdp.label(),
+            Ok(Some(BarkerBound::Exact)) => AccountantKind::RdpExact.label(),
+            Ok(None) => AccountantKind::CertifiedPld.label(),
+            _ => AccountantKind::Rdp.label(),
         }
     }
-    fn method(&self) -> Method {
-        self.accountant
+    fn method(&self) -> AccountantKind {
+        self.accountant.numerical_pld()
     }
     fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
         vec![("batch_size", self.batch_size as f64)]
@@ -216,17 +220,21 @@ impl Sampler for DpBarker {
         ))
     }
     /// Default: Theorem 7's RDP bound; `rdp-exact` and `pld` (certified) are the others.
-    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
-        if let Some(m) =
-            method.filter(|m| !matches!(m, Method::Rdp | Method::RdpExact | Method::Pld))
-        {
+    fn set_accountant(&mut self, method: Option<AccountantKind>) -> Result<()> {
+        let method = method.map(AccountantKind::numerical_pld);
+        if let Some(m) = method.filter(|m| {
+            !matches!(
+                m,
+                AccountantKind::Rdp | AccountantKind::RdpExact | AccountantKind::CertifiedPld
+            )
+        }) {
             return Err(Error::invalid(
                 "accountant",
                 m.key(),
                 "dp-barker supports --accountant rdp (Theorem 7), rdp-exact or pld",
             ));
         }
-        self.accountant = method.unwrap_or(Method::Rdp);
+        self.accountant = method.unwrap_or(AccountantKind::Rdp);
         Ok(())
     }
 
@@ -252,7 +260,7 @@ impl Sampler for DpBarker {
         let s = DpBarker::builder()
             .batch_size(batch)
             .proposal_sd(p.shaped(step))
-            .accountant(Method::RdpExact);
+            .accountant(AccountantKind::RdpExact);
         let derived = DerivedSettings {
             target_iterations: 0,
             tau: None,

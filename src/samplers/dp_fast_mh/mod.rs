@@ -16,9 +16,7 @@ use super::sampler::{
     AutoInputs, DerivedSettings, Sampler, field_setters, per_coordinate, sampler_basics,
 };
 use super::settings::{RunSettings, run_setters};
-use crate::accounting::{
-    Accountant, CERTIFIED_PLD_LABEL, CertifiedPld, Method, PrivacyEvent, Releases,
-};
+use crate::accounting::{Accountant, AccountantKind, CertifiedPld, PrivacyEvent, Releases};
 use crate::error::{Error, Result};
 use crate::models::{Experiment, Model};
 
@@ -197,10 +195,10 @@ impl PrivacyCost for DpFastMh {
         Ok(Box::new(CertifiedPld::new().upper_only(true)))
     }
     fn accountant_label(&self) -> &'static str {
-        CERTIFIED_PLD_LABEL
+        self.method().label()
     }
-    fn method(&self) -> Method {
-        Method::Pld
+    fn method(&self) -> AccountantKind {
+        AccountantKind::CertifiedPld
     }
     fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
         vec![
@@ -291,9 +289,12 @@ impl Sampler for DpFastMh {
     sampler_basics!("dp-fast-mh", private);
     field_setters!(set_clip_bound(f64) => clip_bound, set_proposal_sd(StepSize) => proposal_sd);
 
-    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
-        match method.unwrap_or(Method::Pld) {
-            Method::Pld => Ok(()),
+    fn set_accountant(&mut self, method: Option<AccountantKind>) -> Result<()> {
+        match method
+            .unwrap_or(AccountantKind::CertifiedPld)
+            .numerical_pld()
+        {
+            AccountantKind::CertifiedPld => Ok(()),
             m => Err(Error::invalid(
                 "accountant",
                 m.key(),

@@ -12,7 +12,7 @@ use super::sampler::SamplerEntry;
 use super::sampler::{AutoInputs, DerivedSettings, Sampler, field_setters, sampler_basics};
 use super::settings::{RunSettings, hmc_setters, run_setters};
 use super::thesis_tables::{dp_hmc_table as thesis_table, integrator as thesis_integrator};
-use crate::accounting::{Accountant, Method, PrivacyEvent, Releases};
+use crate::accounting::{Accountant, AccountantKind, PrivacyEvent, Releases};
 use crate::error::{Error, Result};
 use crate::models::{Experiment, Model};
 use crate::noise::Noise;
@@ -56,7 +56,7 @@ pub struct DpHmc {
     pub gradient: Gradient,
     /// Accountant for Algorithm 2 (tight PLD, Theorem 12, by default; with discrete noise
     /// always zCDP with the CKS20 conversion).
-    pub accountant: Method,
+    pub accountant: AccountantKind,
     /// Noise of the log-likelihood-ratio test (gradients stay continuous Gaussians).
     #[serde(default)]
     pub noise: Noise,
@@ -75,7 +75,7 @@ impl Default for DpHmc {
             clip_bound: 2.0,
             grad_clip_bound: 1.0,
             gradient: Gradient::Fresh,
-            accountant: Method::Pld,
+            accountant: AccountantKind::Pld,
             noise: Noise::Gaussian,
             run: RunSettings::default(),
         }
@@ -124,7 +124,7 @@ impl DpHmc {
     }
     /// Accountant used by Algorithm 2.
     #[must_use]
-    pub fn accountant(mut self, a: Method) -> Self {
+    pub fn accountant(mut self, a: AccountantKind) -> Self {
         self.accountant = a;
         self
     }
@@ -183,7 +183,7 @@ impl PrivacyCost for DpHmc {
     fn accountant_label(&self) -> &'static str {
         full_data_label(self.accountant, self.noise.is_discrete())
     }
-    fn method(&self) -> Method {
+    fn method(&self) -> AccountantKind {
         full_data_method(self.accountant, self.noise.is_discrete())
     }
     /// With the gradient releases per iteration and once per chain (Theorems 11/12,
@@ -229,7 +229,7 @@ impl Sampler for DpHmc {
     sampler_basics!("dp-hmc", private);
     field_setters!(set_tau(f64) => tau_l, set_clip_bound(f64) => clip_bound);
 
-    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
+    fn set_accountant(&mut self, method: Option<AccountantKind>) -> Result<()> {
         self.accountant = full_data_method_checked(ENTRY.key, method)?;
         Ok(())
     }
@@ -270,7 +270,7 @@ impl Sampler for DpHmc {
             .mass(p.shape.iter().map(|r| 1.0 / (r * r)).collect())
             .clip_bound(b)
             .grad_clip_bound(b)
-            .accountant(Method::Pld);
+            .accountant(AccountantKind::Pld);
         let derived = DerivedSettings {
             target_iterations: k,
             tau: Some(tau_l),

@@ -18,7 +18,7 @@ use super::sampler::{
 };
 use super::settings::{RunSettings, penalty_setters, run_setters};
 use super::thesis_tables::{penalty_full, penalty_ocu};
-use crate::accounting::{Accountant, Method, Releases};
+use crate::accounting::{Accountant, AccountantKind, Releases};
 use crate::error::Result;
 use crate::models::{Experiment, Model};
 use crate::noise::Noise;
@@ -55,7 +55,7 @@ pub struct DpPenalty {
     pub proposal: ProposalKind,
     /// Accountant for Algorithm 2 (tight PLD, Theorem 6, by default; with discrete noise
     /// always zCDP with the CKS20 conversion).
-    pub accountant: Method,
+    pub accountant: AccountantKind,
     /// Continuous (default) or exact discrete Gaussian noise.
     #[serde(default)]
     pub noise: Noise,
@@ -70,7 +70,7 @@ impl Default for DpPenalty {
             clip_bound: 2.0,
             proposal_sd: StepSize::Scalar(0.01),
             proposal: ProposalKind::Full,
-            accountant: Method::Pld,
+            accountant: AccountantKind::Pld,
             noise: Noise::Gaussian,
             run: RunSettings::default(),
         }
@@ -122,7 +122,7 @@ impl PrivacyCost for DpPenalty {
     fn accountant_label(&self) -> &'static str {
         full_data_label(self.accountant, self.noise.is_discrete())
     }
-    fn method(&self) -> Method {
+    fn method(&self) -> AccountantKind {
         full_data_method(self.accountant, self.noise.is_discrete())
     }
     fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
@@ -157,7 +157,7 @@ impl Sampler for DpPenalty {
     sampler_basics!("dp-penalty", private);
     field_setters!(set_tau(f64) => tau, set_clip_bound(f64) => clip_bound, set_proposal_sd(StepSize) => proposal_sd);
 
-    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
+    fn set_accountant(&mut self, method: Option<AccountantKind>) -> Result<()> {
         self.accountant = full_data_method_checked(ENTRY.key, method)?;
         Ok(())
     }
@@ -192,7 +192,7 @@ impl Sampler for DpPenalty {
             .tau(tau)
             .clip_bound(b)
             .proposal_sd(p.shaped(step))
-            .accountant(Method::Pld);
+            .accountant(AccountantKind::Pld);
         let derived = DerivedSettings {
             target_iterations: k,
             tau: Some(tau),

@@ -17,7 +17,7 @@ use super::stochastic_gradient::{
     ThesisScale, check_gradients, check_tempering, gradient_privacy_cost, gradient_setters, one,
     public_step,
 };
-use crate::accounting::Method;
+use crate::accounting::AccountantKind;
 use crate::error::Result;
 use crate::models::{Experiment, Model};
 
@@ -68,8 +68,8 @@ pub struct DpSgld {
     /// charged relative to the data term at T, and a model tempered above it is refused.
     #[serde(default = "one")]
     pub tempering: f64,
-    /// Accountant: `Method::Pld` (certified, default) or `Method::Fourier`.
-    pub accountant: Method,
+    /// Accountant: `AccountantKind::CertifiedPld` (default) or `AccountantKind::Fourier`.
+    pub accountant: AccountantKind,
     /// Run settings.
     pub run: RunSettings,
 }
@@ -83,7 +83,7 @@ impl Default for DpSgld {
             noise_multiplier: 0.0,
             max_iterations: Some(DEFAULT_MAX_ITERATIONS),
             tempering: 1.0,
-            accountant: Method::Pld,
+            accountant: AccountantKind::CertifiedPld,
             run: RunSettings::default(),
         }
     }
@@ -147,7 +147,7 @@ impl Sampler for DpSgld {
     sampler_basics!("dp-sgld", private);
     field_setters!(set_clip_bound(f64) => clip_bound);
 
-    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
+    fn set_accountant(&mut self, method: Option<AccountantKind>) -> Result<()> {
         self.accountant = gradient_method_checked(ENTRY.key, method)?;
         Ok(())
     }

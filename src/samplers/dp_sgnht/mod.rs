@@ -16,7 +16,7 @@ use super::stochastic_gradient::{
     AUTO_ITERATIONS, DEFAULT_MAX_ITERATIONS, ThesisScale, check_gradients, check_tempering,
     gradient_privacy_cost, gradient_setters, one, public_step,
 };
-use crate::accounting::Method;
+use crate::accounting::AccountantKind;
 use crate::error::{Result, check};
 use crate::models::{Experiment, Model};
 
@@ -62,8 +62,8 @@ pub struct DpSgnht {
     /// charged relative to the data term at T, and a model tempered above it is refused.
     #[serde(default = "one")]
     pub tempering: f64,
-    /// Accountant: `Method::Pld` (certified, default) or `Method::Fourier`.
-    pub accountant: Method,
+    /// Accountant: `AccountantKind::CertifiedPld` (default) or `AccountantKind::Fourier`.
+    pub accountant: AccountantKind,
     /// Run settings.
     pub run: RunSettings,
 }
@@ -78,7 +78,7 @@ impl Default for DpSgnht {
             noise_multiplier: 0.0,
             max_iterations: Some(DEFAULT_MAX_ITERATIONS),
             tempering: 1.0,
-            accountant: Method::Pld,
+            accountant: AccountantKind::CertifiedPld,
             run: RunSettings::default(),
         }
     }
@@ -163,7 +163,7 @@ impl Sampler for DpSgnht {
     sampler_basics!("dp-sgnht", private);
     field_setters!(set_clip_bound(f64) => clip_bound);
 
-    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
+    fn set_accountant(&mut self, method: Option<AccountantKind>) -> Result<()> {
         self.accountant = gradient_method_checked(ENTRY.key, method)?;
         Ok(())
     }

@@ -18,8 +18,8 @@ use super::settings::{RunSettings, penalty_setters, run_setters};
 use crate::accounting::fourier::{FourierAccountant, FourierRelation};
 use crate::accounting::special::floor_pessimistic;
 use crate::accounting::{
-    Accountant, CERTIFIED_PLD_LABEL, CertifiedPld, Fourier, Method, PrivacyEvent, Rdp, Releases,
-    WorBound, integer_orders,
+    Accountant, AccountantKind, CertifiedPld, Fourier, PrivacyEvent, Rdp, Releases, WorBound,
+    integer_orders,
 };
 use crate::error::{Error, Result};
 use crate::models::{Experiment, Model};
@@ -27,7 +27,7 @@ use crate::noise::Noise;
 
 /// Minibatch DP penalty (thesis §3.3-3.4): DP penalty on `b` rows per iteration. Iterations
 /// come from the Fourier accountant (default; the thesis' conservative `σ = √τ` call,
-/// THESIS-NOTES §7) or Theorem 8's RDP bound (`.accountant(Method::Rdp)`; corrected sum by default,
+/// THESIS-NOTES §7) or Theorem 8's RDP bound (`.accountant(AccountantKind::Rdp)`; corrected sum by default,
 /// `.thesis_compatible(true)` for the thesis code's optimistic one).
 ///
 /// ```
@@ -58,13 +58,14 @@ pub struct MinibatchPenalty {
     pub proposal_sd: StepSize,
     /// Full update, OCU or GWMH.
     pub proposal: ProposalKind,
-    /// Accountant: `Method::Fourier` (default, the thesis'), `Method::Rdp` or `Method::Pld`
-    /// (the certified PLD accountant's upper bound).
-    pub accountant: Method,
-    /// Reproduce the thesis code's (optimistic) Theorem 8 sum for `Method::Rdp`.
+    /// Accountant: `AccountantKind::Fourier` (default, the thesis'), `AccountantKind::Rdp` or
+    /// `AccountantKind::CertifiedPld` (the certified PLD accountant's upper bound; `Pld` means
+    /// the same here).
+    pub accountant: AccountantKind,
+    /// Reproduce the thesis code's (optimistic) Theorem 8 sum for `AccountantKind::Rdp`.
     pub thesis_compatible: bool,
     /// Continuous (default) or exact discrete Gaussian noise (then the accountant is always
-    /// `Method::Rdp`: the Fourier accountant's PLD is not valid for discrete noise, while the
+    /// `AccountantKind::Rdp`: the Fourier accountant's PLD is not valid for discrete noise, while the
     /// subsampled RDP bound only needs the base mechanism's RDP, which for the discrete
     /// Gaussian is at most the continuous one, CKS20).
     #[serde(default)]
@@ -87,7 +88,7 @@ impl Default for MinibatchPenalty {
             batch_size: 1000,
             proposal_sd: StepSize::Scalar(0.001),
             proposal: ProposalKind::Full,
-            accountant: Method::Fourier,
+            accountant: AccountantKind::Fourier,
             thesis_compatible: false,
             noise: Noise::Gaussian,
             finite_population_correction: false,
@@ -183,13 +184,13 @@ impl PrivacyCost for MinibatchPenalty {
     }
     /// RDP on the orders 2..=199 (the thesis code's; the thesis code's sum with
     /// `.thesis_compatible(true)`), the certified PLD accountant's upper bound
-    /// (`Method::Pld`), or the Fourier accountant (any other method).
+    /// (`AccountantKind::CertifiedPld`), or the Fourier accountant.
     fn new_accountant(&self, _n: u64) -> Result<Box<dyn Accountant>> {
         Ok(match self.method() {
-            Method::Rdp => Box::new(minibatch_rdp(self.wor_bound())?),
+            AccountantKind::Rdp => Box::new(minibatch_rdp(self.wor_bound())?),
             // Algorithm 2 compares the upper bound with the budget: no refinement needed
-            Method::Pld => Box::new(CertifiedPld::new().upper_only(true)),
-            Method::Fourier => Box::new(match &self.fourier {
+            AccountantKind::CertifiedPld => Box::new(CertifiedPld::new().upper_only(true)),
+            AccountantKind::Fourier => Box::new(match &self.fourier {
                 Some(fa) if fa.relation() != FourierRelation::SubstituteWithoutReplacement => {
                     return Err(Error::invalid(
                         "fourier_accountant",
@@ -205,24 +206,23 @@ impl PrivacyCost for MinibatchPenalty {
         })
     }
     fn corrected_accountant(&self, _n: u64) -> Result<Option<Box<dyn Accountant>>> {
-        Ok((self.method() == Method::Rdp && self.thesis_compatible)
-            .then(|| minibatch_rdp(WorBound::Theorem9))
-            .transpose()?
-            .map(|a| Box::new(a) as Box<dyn Accountant>))
+        Ok(
+            (self.method() == AccountantKind::Rdp && self.thesis_compatible)
+                .then(|| minibatch_rdp(WorBound::Theorem9))
+                .transpose()?
+                .map(|a| Box::new(a) as Box<dyn Accountant>),
+        )
     }
     fn accountant_label(&self) -> &'static str {
-        match self.method() {
-            Method::Rdp => Method::Rdp.label(),
-            Method::Pld => CERTIFIED_PLD_LABEL,
-            _ => Method::Fourier.label(),
-        }
+        self.method().label()
     }
-    /// The accountant method in force: discrete noise is always accounted with RDP.
-    fn method(&self) -> Method {
+    /// The accountant in force: discrete noise is always accounted with RDP, the PLD with the
+    /// certified engine.
+    fn method(&self) -> AccountantKind {
         if self.noise.is_discrete() {
-            Method::Rdp
+            AccountantKind::Rdp
         } else {
-            self.accountant
+            self.accountant.numerical_pld()
         }
     }
     fn budget_parameters(&self) -> Vec<(&'static str, f64)> {
@@ -237,7 +237,7 @@ impl PrivacyCost for MinibatchPenalty {
         _k: u64,
         _copies: u64,
     ) -> Result<Option<f64>> {
-        if self.method() != Method::Rdp {
+        if self.method() != AccountantKind::Rdp {
             return Ok(None);
         }
         let mut one_step = minibatch_rdp(self.wor_bound())?;
@@ -258,7 +258,7 @@ impl PrivacyCost for MinibatchPenalty {
 }
 
 /// The error for an accountant the minibatch penalty does not support.
-fn unsupported_accountant(m: Method) -> Error {
+fn unsupported_accountant(m: AccountantKind) -> Error {
     Error::invalid(
         "accountant",
         m.key(),
@@ -292,9 +292,11 @@ impl Sampler for MinibatchPenalty {
     field_setters!(set_tau(f64) => tau, set_clip_bound(f64) => clip_bound, set_proposal_sd(StepSize) => proposal_sd, set_batch_size(usize) => batch_size);
 
     /// Default: the Fourier accountant (the thesis').
-    fn set_accountant(&mut self, method: Option<Method>) -> Result<()> {
-        match method.unwrap_or(Method::Fourier) {
-            m @ (Method::Fourier | Method::Rdp | Method::Pld) => self.accountant = m,
+    fn set_accountant(&mut self, method: Option<AccountantKind>) -> Result<()> {
+        match method.unwrap_or(AccountantKind::Fourier).numerical_pld() {
+            m @ (AccountantKind::Fourier | AccountantKind::Rdp | AccountantKind::CertifiedPld) => {
+                self.accountant = m
+            }
             m => return Err(unsupported_accountant(m)),
         }
         Ok(())
@@ -336,7 +338,7 @@ impl Sampler for MinibatchPenalty {
             .clip_bound(b)
             .batch_size(batch)
             .proposal_sd(p.shaped(step))
-            .accountant(Method::Pld);
+            .accountant(AccountantKind::CertifiedPld);
         let derived = DerivedSettings {
             target_iterations: 0,
             tau: Some(tau),

@@ -1,6 +1,6 @@
 //! Privacy edge cases: each test here failed before its fix.
 
-use dp_mcmc::accounting::Method;
+use dp_mcmc::accounting::AccountantKind;
 use dp_mcmc::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
 use dp_mcmc::models::{CustomModel, Model, RowData};
 use dp_mcmc::rng::chain_rng;
@@ -146,7 +146,7 @@ fn thesis_compatible_rdp_reports_the_corrected_epsilon() {
         .tau(0.7)
         .batch_size(1000)
         .clip_bound(1.0)
-        .accountant(Method::Rdp)
+        .accountant(AccountantKind::Rdp)
         .epsilon(4.0)
         .delta(1e-6)
         .per_chain_budget(true);
@@ -167,15 +167,15 @@ fn thesis_compatible_rdp_reports_the_corrected_epsilon() {
 }
 
 /// The label of a fixed-iteration run names the accountant that computed its ε (the minibatch
-/// penalty with `Method::Pld` is evaluated by the certified PLD accountant's upper bound, with
-/// `Method::Fourier` by the Fourier accountant; DP penalty with `Method::Rdp` by the Gaussian
+/// penalty with `AccountantKind::Pld` is evaluated by the certified PLD accountant's upper bound, with
+/// `AccountantKind::Fourier` by the Fourier accountant; DP penalty with `AccountantKind::Rdp` by the Gaussian
 /// PLD). Before, the label echoed the requested method.
 #[test]
 fn fixed_iteration_label_names_the_accountant_used() {
     let model = normal_model(0.0);
     let run = MinibatchPenalty::builder()
         .batch_size(50)
-        .accountant(Method::Pld)
+        .accountant(AccountantKind::Pld)
         .iterations(3)
         .chains(1)
         .start(vec![0.3])
@@ -184,16 +184,19 @@ fn fixed_iteration_label_names_the_accountant_used() {
     assert_eq!(run.privacy.unwrap().accountant, "PLD (certified)");
     let run = MinibatchPenalty::builder()
         .batch_size(50)
-        .accountant(Method::Fourier)
+        .accountant(AccountantKind::Fourier)
         .iterations(3)
         .chains(1)
         .start(vec![0.3])
         .run(&model)
         .unwrap();
-    assert_eq!(run.privacy.unwrap().accountant, Method::Fourier.label());
+    assert_eq!(
+        run.privacy.unwrap().accountant,
+        AccountantKind::Fourier.label()
+    );
     // an accountant the sampler does not support is an error naming it, never a silent fallback
     let err = DpPenalty::builder()
-        .accountant(Method::Rdp)
+        .accountant(AccountantKind::Rdp)
         .iterations(3)
         .chains(1)
         .start(vec![0.3])
