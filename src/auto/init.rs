@@ -30,9 +30,8 @@ use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
 use nalgebra::{DMatrix, DVector};
-use rayon::prelude::*;
 
-use crate::samplers::pass::{GradBuffer, clip_factor};
+use crate::samplers::pass::{GradBuffer, clipped_hessian_sum, hessian_norms};
 
 /// How the initial point is computed: `rounds` rounds, each two clip bounds (gradient: public
 /// or a DP quantile; Hessian: a DP quantile) and `steps_per_round` Newton steps.
@@ -116,156 +115,6 @@ pub struct InitialPoint {
     pub covariance: Vec<f64>,
 }
 
-/// Rows per chunk of the gradient passes.
-const CHUNK: usize = 256;
-
-/// Per-row gradients and Hessians of a chunk, by forward differences of the gradients (d + 1
-/// gradient evaluations per row; the O(h) error is far below the noise of a DP step).
-struct Curvature {
-    d: usize,
-    g: Vec<f64>,
-    plus: Vec<f64>,
-    cols: Vec<f64>,
-    /// `len × d × d`, row-major per row.
-    h: Vec<f64>,
-    shifted: Vec<f64>,
-}
-
-impl Curvature {
-    fn new(d: usize) -> Self {
-        Curvature {
-            d,
-            g: vec![0.0; CHUNK * d],
-            plus: vec![0.0; CHUNK * d],
-            cols: vec![0.0; CHUNK * d],
-            h: vec![0.0; CHUNK * d * d],
-            shifted: vec![0.0; d],
-        }
-    }
-
-    /// Gradients and symmetrised Hessians of rows `start .. start + len` at `theta`.
-    fn chunk<M: Model + ?Sized>(
-        &mut self,
-        model: &M,
-        theta: &[f64],
-        start: usize,
-        len: usize,
-    ) -> Result<()> {
-        let d = self.d;
-        gradients(
-            model,
-            theta,
-            start,
-            &mut self.g[..len * d],
-            &mut self.cols[..len * d],
-        )?;
-        self.shifted.copy_from_slice(theta);
-        for (i, &t) in theta.iter().enumerate() {
-            let e = 1e-6 * t.abs().max(1.0);
-            self.shifted[i] = t + e;
-            gradients(
-                model,
-                &self.shifted,
-                start,
-                &mut self.plus[..len * d],
-                &mut self.cols[..len * d],
-            )?;
-            self.shifted[i] = t;
-            for k in 0..len {
-                for a in 0..d {
-                    self.h[k * d * d + a * d + i] = (self.plus[k * d + a] - self.g[k * d + a]) / e;
-                }
-            }
-        }
-        for k in 0..len {
-            let h = &mut self.h[k * d * d..(k + 1) * d * d];
-            for a in 0..d {
-                for b in a + 1..d {
-                    let m = 0.5 * (h[a * d + b] + h[b * d + a]);
-                    h[a * d + b] = m;
-                    h[b * d + a] = m;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn hessian(&self, k: usize) -> &[f64] {
-        &self.h[k * self.d * self.d..(k + 1) * self.d * self.d]
-    }
-}
-
-/// Chunks per group of a parallel curvature pass: the groups are fixed by `n` alone, each is
-/// summed sequentially, and the callers add the groups' results in group order, so the
-/// result does not depend on the number of threads.
-const GROUP_CHUNKS: usize = 16;
-
-/// `f(curvature of one chunk, its length, the group's output)` over every chunk, group by
-/// group on the rayon pool; the groups' outputs in group order.
-///
-/// # Errors
-/// The model's error of the first failing group (in group order).
-fn by_group<M, F>(model: &M, theta: &[f64], f: F) -> Result<Vec<Vec<f64>>>
-where
-    M: Model + ?Sized,
-    F: Fn(&Curvature, usize, &mut Vec<f64>) + Sync,
-{
-    let d = theta.len();
-    let n = model.n_rows();
-    let rows_per_group = CHUNK * GROUP_CHUNKS;
-    (0..n.div_ceil(rows_per_group))
-        .into_par_iter()
-        .map_init(
-            || Curvature::new(d),
-            |cur, g| {
-                let mut out = Vec::new();
-                let end = ((g + 1) * rows_per_group).min(n);
-                let mut start = g * rows_per_group;
-                while start < end {
-                    let len = CHUNK.min(end - start);
-                    cur.chunk(model, theta, start, len)?;
-                    f(cur, len, &mut out);
-                    start += len;
-                }
-                Ok(out)
-            },
-        )
-        .collect()
-}
-
-/// Row-major per-row gradients of rows `start .. start + len` into `out`, through the model's
-/// column-major fast path when it has one (`cols` is scratch of the same size).
-fn gradients<M: Model + ?Sized>(
-    model: &M,
-    theta: &[f64],
-    start: usize,
-    out: &mut [f64],
-    cols: &mut [f64],
-) -> Result<()> {
-    let d = theta.len();
-    if !model.has_column_gradients() {
-        return model.grad_log_lik_rows(theta, start, out);
-    }
-    let len = out.len() / d;
-    model.grad_log_lik_cols(theta, start, cols)?;
-    for i in 0..d {
-        for k in 0..len {
-            out[k * d + i] = cols[i * len + k];
-        }
-    }
-    Ok(())
-}
-
-/// `‖v‖₂` with a non-finite value counted as infinite.
-fn norm(v: &[f64]) -> f64 {
-    let s: f64 = v.iter().map(|x| x * x).sum();
-    if s.is_finite() {
-        s.sqrt()
-    } else {
-        f64::INFINITY
-    }
-}
-
 /// The initial point from the public point `from` (see the module docs); everything it
 /// releases is [`InitSettings::event`].
 ///
@@ -305,42 +154,14 @@ pub(crate) fn dp_initial_point<M: Model + ?Sized>(
             None => super::clip::dp_quantile(model, &theta, s.quantile, s.z_quantile, rng)?,
         };
         clips.push(clip);
-        let hnorms: Vec<f64> = by_group(model, &theta, |cur, len, out: &mut Vec<f64>| {
-            out.extend((0..len).map(|k| norm(cur.hessian(k))));
-        })?
-        .concat();
+        let hnorms = hessian_norms(model, &theta)?;
         let hclip = super::clip::dp_quantile_of(hnorms, HESSIAN_QUANTILE, s.z_quantile, rng)?;
         hessian_clips.push(hclip);
         let floor = 2.0 * (d as f64).sqrt() * 2.0 * hclip * z * t_temp;
         for _ in 0..s.steps_per_round {
             // the curvature at the current point (a stale one sends Newton steps off a curved
             // posterior), then the gradient
-            let mut h = DMatrix::<f64>::zeros(d, d);
-            let parts = by_group(model, &theta, |cur, len, part: &mut Vec<f64>| {
-                part.resize(d * d, 0.0);
-                for k in 0..len {
-                    let hk = cur.hessian(k);
-                    let ch = clip_factor(norm(hk), hclip);
-                    if ch == 0.0 {
-                        // a non-finite row counts as zero (0 × ∞ would be NaN): bounded, as
-                        // the gradient pass bounds it
-                        continue;
-                    }
-                    for a in 0..d {
-                        for b in a..d {
-                            part[a * d + b] += ch * hk[a * d + b];
-                        }
-                    }
-                }
-            })?;
-            // the groups' sums in group order: the same for every thread count
-            for part in &parts {
-                for a in 0..d {
-                    for b in a..d {
-                        h[(a, b)] += part[a * d + b];
-                    }
-                }
-            }
+            let mut h = clipped_hessian_sum(model, &theta, hclip)?;
             for a in 0..d {
                 for b in a..d {
                     h[(a, b)] += 2.0 * hclip * z * normal(rng);

@@ -28,10 +28,7 @@ use super::releases::{Path, Release, Round, noise_multiplier, noisy, project_pd}
 use crate::error::{Error, Result, check};
 use crate::models::Model;
 use crate::rng::ChainRng;
-use crate::samplers::pass::clip_factor;
-
-/// Rows per block of the clipped sums (a block's per-row gradients at `d + 1` points).
-const BLOCK: usize = 512;
+use crate::samplers::pass::{GradBuffer, clipped_hessian_sum};
 
 /// Largest whitened length of a Newton step (`‖L'(θ_{k+1} − θ_k)‖` with `LLᵀ` the curvature):
 /// a step from a noisy first round far from the mode stays in a region the next round can
@@ -105,65 +102,19 @@ pub(crate) fn gaussian_prior<M: Model + ?Sized>(model: &M) -> Result<GaussianPri
     Err(improper())
 }
 
-/// `Σ_j clip_C(g_j(θ))` and `Σ_j clip_{C_I}(I_j(θ))` over the model's rows (one pass per
-/// coordinate plus one).
+/// `Σ_j clip_C(g_j(θ))` and `Σ_j clip_{C_I}(I_j(θ))` over the model's rows: the samplers'
+/// clipped gradient pass and clipped-curvature pass (`I_j = −H_j`), the same bits for every
+/// thread count.
 pub(crate) fn clipped_sums<M: Model + ?Sized>(
     model: &M,
     theta: &[f64],
     bounds: RowBounds,
 ) -> Result<(Vec<f64>, DMatrix<f64>)> {
-    let (d, n) = (model.dim(), model.n_rows());
-    let mut grad = vec![0.0; d];
-    let mut info = DMatrix::<f64>::zeros(d, d);
-    let steps: Vec<f64> = (0..d).map(|i| fd_step(theta, i)).collect();
-    let shifted: Vec<Vec<f64>> = (0..d)
-        .map(|i| {
-            let mut t = theta.to_vec();
-            t[i] += steps[i];
-            t
-        })
-        .collect();
-    let mut base = vec![0.0; BLOCK * d];
-    let mut moved: Vec<Vec<f64>> = vec![vec![0.0; BLOCK * d]; d];
-    let mut row_info = DMatrix::<f64>::zeros(d, d);
-    let mut start = 0;
-    while start < n {
-        let rows = BLOCK.min(n - start);
-        model.grad_log_lik_rows(theta, start, &mut base[..rows * d])?;
-        for (t, out) in shifted.iter().zip(moved.iter_mut()) {
-            model.grad_log_lik_rows(t, start, &mut out[..rows * d])?;
-        }
-        for r in 0..rows {
-            let g = &base[r * d..(r + 1) * d];
-            let g_norm = g.iter().map(|x| x * x).sum::<f64>().sqrt();
-            if g_norm.is_finite() {
-                let f = clip_factor(g_norm, bounds.gradient);
-                for (s, x) in grad.iter_mut().zip(g) {
-                    *s += f * x;
-                }
-            }
-            for i in 0..d {
-                let gi = &moved[i][r * d..(r + 1) * d];
-                for a in 0..d {
-                    row_info[(a, i)] = -(gi[a] - g[a]) / steps[i];
-                }
-            }
-            // symmetrised in place (no allocation per row)
-            for a in 0..d {
-                for i in a + 1..d {
-                    let m = 0.5 * (row_info[(a, i)] + row_info[(i, a)]);
-                    row_info[(a, i)] = m;
-                    row_info[(i, a)] = m;
-                }
-            }
-            let norm = row_info.norm();
-            if norm.is_finite() {
-                let f = clip_factor(norm, bounds.information);
-                info.zip_apply(&row_info, |s, x| *s += f * x);
-            }
-        }
-        start += rows;
-    }
+    let mut grads = GradBuffer::new(model);
+    grads.set_threads(rayon::current_num_threads());
+    let mut grad = vec![0.0; model.dim()];
+    grads.clipped_grad_sum(model, theta, bounds.gradient, &mut grad)?;
+    let info = -clipped_hessian_sum(model, theta, bounds.information)?;
     Ok((grad, info))
 }
 

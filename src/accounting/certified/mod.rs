@@ -4,8 +4,8 @@
 pub(crate) mod engine;
 
 use super::accountant::{Accountant, unsupported, walk, wor_rate};
-use crate::accounting::event::PrivacyEvent;
 use crate::accounting::accountant_kind::CERTIFIED_PLD_LABEL;
+use crate::accounting::event::PrivacyEvent;
 use crate::error::{Error, Result, check};
 use engine::Interval;
 use engine::compose::{Part, compose, window_span};

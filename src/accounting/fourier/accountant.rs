@@ -2,10 +2,10 @@
 //! [`Accountant`] trait.
 
 use crate::accounting::accountant::{Accountant, inner_gaussian, unsupported, walk, wor_rate};
+use crate::accounting::accountant_kind::AccountantKind;
 use crate::accounting::algorithm2::{capped, check_query};
 use crate::accounting::event::PrivacyEvent;
 use crate::accounting::fourier::{FourierAccountant, FourierRelation, SubsampledGaussian};
-use crate::accounting::accountant_kind::AccountantKind;
 use crate::accounting::releases::Releases;
 use crate::error::{Error, Result, check};
 

@@ -8,8 +8,8 @@ pub(crate) use gaussian::{pld_delta_unchecked, pld_epsilon_unchecked};
 
 use super::accountant::{Accountant, unsupported, walk};
 use super::fourier::Fourier;
-use crate::accounting::event::PrivacyEvent;
 use crate::accounting::accountant_kind::AccountantKind;
+use crate::accounting::event::PrivacyEvent;
 use crate::error::{Error, Result, check};
 
 /// Tight privacy loss distribution accountant.

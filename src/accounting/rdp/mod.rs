@@ -9,9 +9,9 @@ pub use bounds::{
 };
 
 use super::accountant::{Accountant, Measure, inner_gaussian, unsupported, walk, wor_rate};
+use crate::accounting::accountant_kind::AccountantKind;
 use crate::accounting::barker::{BarkerBound, BarkerRdp};
 use crate::accounting::event::PrivacyEvent;
-use crate::accounting::accountant_kind::AccountantKind;
 use crate::error::{Error, Result, check};
 use bounds::{poisson_rdp, rdp_to_delta, rdp_to_epsilon, wor_rdp};
 

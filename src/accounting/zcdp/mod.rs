@@ -7,8 +7,8 @@ pub use bounds::zcdp_rho_budget;
 pub(crate) use bounds::{zcdp_delta, zcdp_epsilon};
 
 use super::accountant::{Accountant, Measure, unsupported, walk};
-use crate::accounting::event::PrivacyEvent;
 use crate::accounting::accountant_kind::{AccountantKind, ZCDP_CKS20_LABEL};
+use crate::accounting::event::PrivacyEvent;
 use crate::error::{Result, check};
 use discrete_gaussian::{cks_zcdp_delta, cks_zcdp_epsilon};
 

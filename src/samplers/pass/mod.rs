@@ -9,9 +9,12 @@
 //! per-row cache of models without a closed-form ratio; ratios linear in the row computed where
 //! they are clipped, `linear_ratio.rs`) and the gradient pass (`gradient.rs`:
 //! clipped per-row gradients, column by column, with their clip factors from
-//! `clip_factors.rs`).
+//! `clip_factors.rs`); the clipped-curvature pass (`curvature.rs`: per-row Hessians by
+//! finite differences of the gradients, clipped and summed) serves the DP initial point and
+//! the noise-aware path of library models.
 
 mod clip_factors;
+mod curvature;
 mod gradient;
 mod linear_ratio;
 mod lockstep;
@@ -20,6 +23,7 @@ mod ratio;
 mod tests;
 
 pub(crate) use clip_factors::clip_factor;
+pub(crate) use curvature::{clipped_hessian_sum, hessian_norms};
 pub use gradient::GradBuffer;
 pub(crate) use lockstep::{Lockstep, run_member};
 pub use ratio::{ClippedSum, RowCache};
