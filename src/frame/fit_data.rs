@@ -607,15 +607,10 @@ fn apply_bound(v: &mut [f64], b: &Bound, clamp: bool) -> Result<()> {
 pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware::GlmData> {
     use crate::noise_aware::{GlmData, GlmKind};
     // the checks of `prepare` (columns, support, bounds) first
-    let Table {
-        y,
-        cols,
-        box_bounds,
-        features,
-        names,
-    } = checked_table(df, spec)?;
+    let table = checked_table(df, spec)?;
     let bound_of = |name: &str| spec.bounds.iter().find(|b| b.column == name);
-    let missing: Vec<&str> = features
+    let missing: Vec<&str> = table
+        .features
         .iter()
         .map(String::as_str)
         .filter(|f| bound_of(f).is_none())
@@ -643,11 +638,11 @@ pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware:
             ),
         ));
     }
-    let n = y.len();
-    let p = cols.len();
+    let n = table.y.len();
+    let p = table.cols.len();
     let mut x = Vec::with_capacity(n * p);
     for j in 0..n {
-        x.extend(cols.iter().map(|c| c[j]));
+        x.extend(table.cols.iter().map(|c| c[j]));
     }
     let kind = match spec.kind {
         FitKind::Logistic => GlmKind::Logistic,
@@ -662,7 +657,16 @@ pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware:
         Some(sd) => crate::noise_aware::Prior::Original { sd },
         None => crate::noise_aware::Prior::default(),
     };
-    let mut data = GlmData::new(kind, x, y, box_bounds, y_bounds, 1.0, names)?.with_prior(prior)?;
+    let mut data = GlmData::new(
+        kind,
+        x,
+        table.y,
+        table.box_bounds,
+        y_bounds,
+        1.0,
+        table.names,
+    )?
+    .with_prior(prior)?;
     for group in &spec.one_hot {
         let names: Vec<&str> = group.iter().map(String::as_str).collect();
         data = data.one_hot(&names)?;
