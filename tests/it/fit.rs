@@ -382,13 +382,16 @@ fn bad_data_exits_2_naming_the_column_and_row() {
         }
     }
     // With --clamp the out-of-bounds value is clamped and the fit runs, without saying how
-    // many values were clamped.
+    // many values were clamped (the record says only that --clamp was declared).
     let mut args = flags(outside.to_str().unwrap(), out);
     args.push("--clamp");
     let (code, stdout, stderr) = fit(&args);
     assert_eq!(code, 0, "{stderr}");
+    let mut json: Value = serde_json::from_str(&stdout).unwrap();
+    let declared = json.as_object_mut().unwrap().remove("declared").unwrap();
+    assert_eq!(declared["clamp"], Value::Bool(true));
     assert!(
-        !stdout.contains("clamp") && !stderr.contains("clamp"),
+        !json.to_string().contains("clamp") && !stderr.contains("clamp"),
         "{stdout}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -651,6 +654,24 @@ fn binary_columns_are_declared_and_checked() {
     assert_eq!(code, 0, "{stderr}");
     let json: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(json["method"], "noise-aware");
+    // the declarations are in the record (stdout and fit.json): the covariates from the
+    // bounds, in their order, the bounds as given, the indicators and the group
+    let declared = &json["declared"];
+    assert_eq!(declared["response"], "y");
+    assert_eq!(declared["features"], serde_json::json!(["s", "t", "u"]));
+    assert_eq!(
+        declared["bounds"][0],
+        serde_json::json!({"column": "y", "lo": 0.0, "hi": 10.0})
+    );
+    assert_eq!(declared["binary"], serde_json::json!(["s"]));
+    assert_eq!(declared["one_hot"], serde_json::json!([["t", "u"]]));
+    assert_eq!(
+        (&declared["clamp"], &declared["prior_sd"]),
+        (&Value::Bool(false), &Value::Null)
+    );
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fit.json")).unwrap()).unwrap();
+    assert_eq!(&record["declared"], declared);
     for (what, from, to) in [
         ("binary", ",1,1,0\n", ",0.5,1,0\n"),
         ("one-hot", ",0,0,1\n", ",0,0,0.5\n"),

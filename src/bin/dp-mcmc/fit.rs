@@ -217,8 +217,10 @@ fn fit_inner(a: FitArgs) -> Result<(Value, Option<String>)> {
     fit.run.max_time = max_time;
     fit.run.threads = a.threads;
     let table = read_table(&a.data)?;
+    let declared = declared(&fit.spec, &a.data);
     let result = fit.run(&table)?;
     let mut record = record(&result, kind, a.chains, a.seed)?;
+    record["declared"] = declared;
     let ledger = ledger_json(&result)?;
     let files = write_fit_outputs(
         &result.run,
@@ -239,6 +241,27 @@ fn fit_inner(a: FitArgs) -> Result<(Value, Option<String>)> {
         eprint!("{}", human_summary(&result, kind, summary));
     }
     Ok((record, failure))
+}
+
+/// What the user declared (public inputs, no data): the table's path, the response, the
+/// covariates in order, their bounds as given, the one-hot groups and indicators, `--clamp`,
+/// `--scale` and `--prior-sd`.
+fn declared(spec: &FitSpec, data: &std::path::Path) -> Value {
+    json!({
+        "data": data.display().to_string(),
+        "response": spec.response,
+        "features": spec.covariates().unwrap_or_default(),
+        "bounds": spec
+            .bounds
+            .iter()
+            .map(|b| json!({"column": b.column, "lo": b.lo, "hi": b.hi}))
+            .collect::<Vec<_>>(),
+        "one_hot": spec.one_hot,
+        "binary": spec.binary,
+        "clamp": spec.clamp,
+        "scale": spec.scale_to_unit,
+        "prior_sd": spec.prior_sd,
+    })
 }
 
 /// `fit`'s JSON: the same keys for both methods, then each method's own.
