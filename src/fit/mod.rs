@@ -299,19 +299,7 @@ impl TableFit {
 /// # Errors
 /// Draws that are not finite.
 pub fn run_convergence(run: &Run) -> Result<(f64, f64)> {
-    let d = run.dim().max(1);
-    let kept: Vec<Vec<&[f64]>> = run
-        .chains
-        .iter()
-        .map(|c| {
-            c.draws
-                .chunks_exact(d)
-                .enumerate()
-                .filter(|(k, _)| c.step_of(*k) >= run.warmup)
-                .map(|(_, row)| row)
-                .collect()
-        })
-        .collect();
+    let kept = run.draws_after(run.warmup);
     let len = kept.iter().map(Vec::len).min().unwrap_or(0);
     let (mut max_rhat, mut min_ess) = (0.0f64, f64::INFINITY);
     for i in 0..run.dim() {

@@ -49,20 +49,7 @@ use crate::samplers::Run;
 /// # Ok(()) }
 /// ```
 pub fn fit_draws(run: &Run, warmup: usize) -> Result<DataFrame> {
-    let d = run.dim().max(1);
-    // Each chain's saved rows after its warm-up.
-    let kept: Vec<Vec<&[f64]>> = run
-        .chains
-        .iter()
-        .map(|c| {
-            c.draws
-                .chunks_exact(d)
-                .enumerate()
-                .filter(|(k, _)| c.step_of(*k) >= warmup)
-                .map(|(_, row)| row)
-                .collect()
-        })
-        .collect();
+    let kept = run.draws_after(warmup);
     let len = kept.iter().map(Vec::len).min().unwrap_or(0);
     if len == 0 {
         return Err(Error::InvalidData(format!(

@@ -271,6 +271,23 @@ impl Run {
         self.param_names.len()
     }
 
+    /// Each chain's saved draws at steps `warmup` and later, one slice of [`dim`](Self::dim)
+    /// values per draw (chains may differ in length).
+    pub fn draws_after(&self, warmup: usize) -> Vec<Vec<&[f64]>> {
+        let d = self.dim().max(1);
+        self.chains
+            .iter()
+            .map(|c| {
+                c.draws
+                    .chunks_exact(d)
+                    .enumerate()
+                    .filter(|(k, _)| c.step_of(*k) >= warmup)
+                    .map(|(_, row)| row)
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Acceptance rate per chain.
     pub fn acceptance(&self) -> Vec<f64> {
         self.chains.iter().map(ChainTrace::acceptance).collect()
