@@ -61,6 +61,11 @@ pub struct VarianceShare {
 /// 85 % as often as before).
 pub const PULL_WARNING: f64 = 0.5;
 
+/// Pulls beyond this many posterior sds are worded "over 5 sds" in the warning: where the
+/// likelihood is nearly flat the likelihood-only mean, and so the pull, is set by the draws'
+/// Monte Carlo error (the record keeps the value).
+const PULL_SHOWN_UP_TO: f64 = 5.0;
+
 /// What a noise-aware fit released and how its posterior was sampled
 /// ([`NoiseAwareFit::report`](crate::samplers::Fit::report)).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -205,7 +210,12 @@ impl NoiseAwareReport {
             .iter()
             .filter_map(|s| {
                 let pull = s.prior_pull.filter(|p| p.abs() > PULL_WARNING)?;
-                Some(format!("{} ({pull:+.1} sds)", s.parameter))
+                Some(if pull.abs() > PULL_SHOWN_UP_TO {
+                    let sign = if pull > 0.0 { '+' } else { '-' };
+                    format!("{} ({sign}over {PULL_SHOWN_UP_TO:.0} sds)", s.parameter)
+                } else {
+                    format!("{} ({pull:+.1} sds)", s.parameter)
+                })
             })
             .collect();
         if !pulled.is_empty() {
@@ -245,5 +255,49 @@ impl std::fmt::Display for Fit<NoiseAwareReport> {
             writeln!(f, "warning: {w}")?;
         }
         write!(f, "{}", self.run)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pull the warning names: within [`PULL_SHOWN_UP_TO`] with its value, beyond it as "over
+    /// 5 sds" (a nearly flat likelihood's pull is Monte Carlo error); below
+    /// [`PULL_WARNING`] not at all.
+    #[test]
+    fn the_prior_pull_warning_words_large_pulls_as_over_five_sds() {
+        let share = |parameter: &str, pull: f64| VarianceShare {
+            parameter: parameter.into(),
+            noise: 0.5,
+            prior: 0.1,
+            prior_pull: Some(pull),
+        };
+        let report = NoiseAwareReport {
+            model: "logistic".into(),
+            mu_total: 1.0,
+            rounds: Vec::new(),
+            sufficient: None,
+            pooled: Vec::new(),
+            final_point: Vec::new(),
+            last_step_whitened: 0.0,
+            last_step_noise: 1.0,
+            acceptance: vec![0.5],
+            draws_per_chain: 1000,
+            floored_share: 0.0,
+            indefinite_share: Some(0.0),
+            variance_shares: vec![share("a", 0.2), share("b", -1.34), share("c", 30.7)],
+            prior: None,
+            coordinates: None,
+            max_rhat: 1.0,
+            min_ess_bulk: 1000.0,
+            converged: true,
+            sampling_seconds: 0.0,
+        };
+        let warnings = report.warnings().join("\n");
+        assert!(
+            warnings.contains("b (-1.3 sds), c (+over 5 sds)") && !warnings.contains("a ("),
+            "{warnings}"
+        );
     }
 }
