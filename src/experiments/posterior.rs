@@ -29,8 +29,10 @@ pub struct PosteriorGrid {
 }
 
 impl PosteriorGrid {
-    /// The posterior of a 2-d `experiment` on a `resolution × resolution` grid covering its
-    /// 1000-draw reference sample and the first `chains` start points (10 % margin); the circle,
+    /// The posterior of a 2-d `experiment` on a grid of `resolution` values per axis across its
+    /// 1000-draw reference sample (10 % margin) and a quarter as many across the whole extent of
+    /// it and the first `chains` start points (unevenly spaced: a narrow posterior far from the
+    /// starts stays drawn); the circle,
     /// which has no exact sampler, uses its ring `‖θ‖ ≤ 4.5` instead of a reference sample. The
     /// density is exact (Theorem 13's banana, the closed-form Gaussian) or, for the circle, the
     /// flat-prior posterior from sufficient statistics.
@@ -40,7 +42,8 @@ impl PosteriorGrid {
     /// use dp_mcmc::models::Experiment;
     /// # fn main() -> dp_mcmc::Result<()> {
     /// let g = PosteriorGrid::new(Experiment::EasyBanana2d, 20, 40)?;
-    /// assert_eq!((g.x.len(), g.y.len(), g.starts.len()), (40, 40, 20));
+    /// assert!((40..=50).contains(&g.x.len()) && (40..=50).contains(&g.y.len()));
+    /// assert_eq!(g.starts.len(), 20);
     /// let max = g.density.iter().flatten().cloned().fold(0.0, f64::max);
     /// assert!((max - 1.0).abs() < 1e-12);
     /// assert!(PosteriorGrid::new(Experiment::EasyBanana10d, 20, 40).is_err()); // not 2-d
@@ -81,15 +84,26 @@ impl PosteriorGrid {
                 "the grid needs at least 2 points per axis",
             ));
         }
-        let mut points: Vec<Vec<f64>> = model.default_reference_sample().unwrap_or_else(|| {
+        let posterior: Vec<Vec<f64>> = model.default_reference_sample().unwrap_or_else(|| {
             vec![vec![-4.5, -4.5], vec![4.5, 4.5]] // the circle's ring, radius ≈ 3
         });
+        let mut points = posterior.clone();
         points.extend(starts.iter().cloned());
-        let (x, y) = (axis(&points, 0, resolution), axis(&points, 1, resolution));
+        // `resolution` values across the posterior and a quarter as many out to the starts: a
+        // narrow posterior far from its chains' starts stays drawn (plotly's contours take an
+        // unevenly spaced grid)
+        let axis_k = |k: usize| {
+            let mut v = axis(&posterior, k, resolution);
+            v.extend(axis(&points, k, resolution.div_ceil(4).max(2)));
+            v.sort_by(f64::total_cmp);
+            v.dedup();
+            v
+        };
+        let (x, y) = (axis_k(0), axis_k(1));
         let exact = model.exact_posterior(); // once: it reduces the data to sufficient statistics
         let log_density =
             |theta: &[f64]| -> Result<f64> { log_posterior(model, exact.as_ref(), theta) };
-        let mut log_p = Vec::with_capacity(resolution);
+        let mut log_p = Vec::with_capacity(y.len());
         for &yi in &y {
             let row: Result<Vec<f64>> = x.iter().map(|&xj| log_density(&[xj, yi])).collect();
             log_p.push(row?);

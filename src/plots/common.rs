@@ -13,11 +13,12 @@ use polars::prelude::{DataFrame, DataType};
 use crate::{Error, Result};
 
 /// matplotlib's `tab10` (seaborn's default), the colours of the thesis figures: blue, orange,
-/// green, red, …; then two of `tab20b` (navy, gold) so that the samplers after the tenth (the
-/// field's DP-SGNHT and DP-Fast MH) do not repeat the thesis samplers' colours.
+/// green, red, …, cyan; then black and gold, so that the samplers after the tenth (the field's
+/// DP-SGNHT and DP-Fast MH) repeat none of the thesis samplers' colours and no two are shades of
+/// one hue (a navy beside DP HMC's blue and DP-SGLD's cyan read as one colour).
 pub const PALETTE: [&str; 12] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-    "#bcbd22", "#17becf", "#393b79", "#e7ba52",
+    "#bcbd22", "#17becf", "#000000", "#e7ba52",
 ];
 
 /// The `i`-th colour of [`PALETTE`], cycling.

@@ -1,12 +1,13 @@
 //! Thesis Figure 5.1: the 2-d posteriors with the chains' start points.
 
-use plotly::common::{ColorScale, ColorScalePalette, Marker, Mode};
+use plotly::common::{ColorScale, ColorScalePalette, Line, Marker, Mode};
 use plotly::contour::{Coloring, Contours};
 use plotly::{Contour, Plot, Scatter};
 
 use super::common::{axis, grid_layout, panel_axis_ids, panel_title, set_panel_axes};
 use super::experiments::experiment_label;
 use crate::experiments::{HmcTrajectory, PosteriorGrid};
+use crate::models::Experiment;
 use crate::{Error, Result};
 
 /// Figure 5.1: one panel per posterior grid (density contours, relative to the maximum) with
@@ -42,15 +43,22 @@ pub fn figure_5_1(grids: &[PosteriorGrid]) -> Result<Plot> {
     let mut plot = Plot::new();
     let mut annotations = Vec::new();
     for (panel, g) in grids.iter().enumerate() {
-        layout = set_panel_axes(layout, panel, axis("θ₀"), axis("θ₁"))?;
-        annotations.push(panel_title(&experiment_label(g.experiment.key()), panel));
         let (xa, ya) = panel_axis_ids(panel);
+        // the circle drawn round: its θ₁ axis at the scale of its θ₀ axis
+        let y_axis = match g.experiment {
+            Experiment::Circle => axis("θ₁").scale_anchor(xa.as_str()),
+            _ => axis("θ₁"),
+        };
+        layout = set_panel_axes(layout, panel, axis("θ₀"), y_axis)?;
+        annotations.push(panel_title(&experiment_label(g.experiment.key()), panel));
         plot.add_trace(
             Contour::new(g.x.clone(), g.y.clone(), g.density.clone())
                 .name("posterior density (relative)")
                 .show_legend(panel == 0)
                 .show_scale(false)
                 .n_contours(8)
+                // thick enough that a narrow posterior's few contours are seen
+                .line(Line::new().width(2.0))
                 .contours(Contours::new().coloring(Coloring::Lines))
                 .color_scale(ColorScale::Palette(ColorScalePalette::Viridis))
                 .x_axis(&xa)
