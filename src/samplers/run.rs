@@ -160,10 +160,11 @@ pub struct PrivacySpent {
     pub delta: f64,
     /// `true` if (ε, δ) holds for each chain separately, `false` for the whole release.
     pub per_chain: bool,
-    /// Accountant that bounded the run: a [`AccountantKind::label`](crate::accounting::AccountantKind::label)
-    /// (`"ADP"`, the tight PLD of Theorems 6/12; `"zCDP"`; `"RDP"`; `"RDP-exact"`; `"Fourier"`),
-    /// `"PLD (certified)"` for the subsampled samplers' certified PLD accountant, or, for
-    /// discrete Gaussian noise, `"zCDP-CKS20"`.
+    /// Accountant that bounded the run: an
+    /// [`AccountantKind::label`](crate::accounting::AccountantKind::label) (`"ADP"`, the tight
+    /// PLD of Theorems 6/12; `"zCDP"`; `"RDP"`; `"RDP-exact"`; `"Fourier"`; `"PLD (certified)"`
+    /// for the subsampled samplers' certified PLD accountant), or, for discrete Gaussian noise,
+    /// `"zCDP-CKS20"`.
     pub accountant: String,
     /// What the run released, chain by chain and in total. A chain stopped early by
     /// `max_time` lists the iterations it really ran, and (ε, δ) are then re-evaluated for

@@ -23,9 +23,9 @@ use crate::models::{Experiment, Model};
 
 /// DP Barker (Heikkilä et al. 2019; thesis §3.3): Barker's test on a minibatch with noise
 /// completed to `N(0, 2)` plus the `V_corr` correction. Iterations from Theorem 7 (RDP), with
-/// `.accountant(AccountantKind::RdpExact)` from the exact per-step divergence (`rdp-exact`), or with
-/// `.accountant(AccountantKind::CertifiedPld)` from the certified PLD of the feasible family
-/// (`pld`).
+/// `.accountant(AccountantKind::RdpExact)` from the exact per-step divergence (`rdp-exact`), or
+/// with `.accountant(AccountantKind::CertifiedPld)` from the certified PLD of the feasible
+/// family (`pld`).
 ///
 /// ```
 /// use dp_mcmc::samplers::RunSetters;
@@ -90,11 +90,11 @@ impl DpBarker {
         self
     }
 
-    /// Accountant: `AccountantKind::Rdp` (thesis Theorem 7, default), `AccountantKind::RdpExact` (the exact
-    /// per-step Rényi divergence, same amplification and conversion) or `AccountantKind::CertifiedPld`
-    /// (`Pld` means the same here: the certified upper bound on the PLD of the feasible
-    /// family, labelled "PLD (certified)");
-    /// see `docs/ACCOUNTING.md`. Any other method is an error when the run is planned.
+    /// Accountant: `AccountantKind::Rdp` (thesis Theorem 7, default),
+    /// `AccountantKind::RdpExact` (the exact per-step Rényi divergence, same amplification and
+    /// conversion) or `AccountantKind::CertifiedPld` (`Pld` means the same here: the certified
+    /// upper bound on the PLD of the feasible family, labelled "PLD (certified)"); see
+    /// `docs/ACCOUNTING.md`. Any other accountant is an error when the run is planned.
     ///
     /// # Examples
     /// ```
@@ -155,8 +155,9 @@ impl PrivacyCost for DpBarker {
         }))
     }
     /// RDP on the orders Theorem 7 is evaluated at, with the chosen per-step bound
-    /// ([`Rdp::for_dp_barker_with`]), or (`AccountantKind::CertifiedPld`) the certified PLD accountant's upper
-    /// bound on the PLD of the feasible family (Algorithm 2 compares only the upper bound).
+    /// ([`Rdp::for_dp_barker_with`]), or (`AccountantKind::CertifiedPld`) the certified PLD
+    /// accountant's upper bound on the PLD of the feasible family (Algorithm 2 compares only
+    /// the upper bound).
     fn new_accountant(&self, n: u64) -> Result<Box<dyn Accountant>> {
         Ok(match self.bound()? {
             Some(bound) => Box::new(Rdp::for_dp_barker_with(self.batch_size as u64, n, bound)?),
