@@ -25,7 +25,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// The prior of a noise-aware fit (see the [module docs](self)).
+/// The prior of a noise-aware fit, given in the model's units or in the internal coordinates
+/// of the declared bounds ([`Coordinates`]).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "scale", rename_all = "kebab-case")]
 pub enum Prior {
@@ -148,8 +149,8 @@ impl GaussianPrior {
     }
 }
 
-/// The public affine map between a model's own coordinates and the internal ones (see the
-/// [module docs](self)): covariate `i` is `x'_i = (x_i − centre_i)/scale_i`, a linear model's
+/// The public affine map between a model's own coordinates and the internal ones, fixed by the
+/// declared bounds alone (never by the data): covariate `i` is `x'_i = (x_i − centre_i)/scale_i`, a linear model's
 /// response `y' = (y − response_centre)/response_scale`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Coordinates {

@@ -235,7 +235,7 @@ pub(crate) fn public_batch(sigma: f64, l: f64) -> (f64, f64) {
 pub const PUBLIC_NOISE_MULTIPLIER: f64 = 1.25;
 
 /// The Gaussian-DP `μ_G` of `k` steps at noise multiplier `sigma` with batches of
-/// `λ(σ) + l` of `n` rows ([`public_batch`]), by the central limit approximation of a
+/// `λ(σ) + l` of `n` rows (`public_batch`), by the central limit approximation of a
 /// Poisson-subsampled Gaussian composition (Bu, Dong, Long & Su 2020:
 /// `μ_G ≈ q·√(k·(e^{(2/σ)²} − 1))` for the substitute pair, whose components are `2/σ` apart).
 /// Only used to pick settings: Algorithm 2 gives the certified count.
@@ -305,8 +305,8 @@ impl Sampler for DpFastMh {
     }
 
     /// The settings for a per-chain budget: σ = [`BUDGET_NOISE_MULTIPLIER`] with λ and K from
-    /// [`public_batch`], and the proposal shrunk (never enlarged) until [`AUTO_ITERATIONS`]
-    /// steps fit the budget by the central-limit approximation of [`auto_noise_multiplier`]:
+    /// `public_batch`, and the proposal shrunk (never enlarged) until [`AUTO_ITERATIONS`]
+    /// steps fit the budget by the central-limit approximation of `auto_noise_multiplier`:
     /// the charge of a step is set by `L/n = T·c·‖θ'−θ‖` whatever σ, so the step length is
     /// what a budget buys. Algorithm 2 then gives the certified count, capped at the target.
     fn for_budget(&self, n: usize, epsilon: f64, delta: f64) -> Result<Box<dyn Sampler>> {
@@ -337,7 +337,7 @@ impl Sampler for DpFastMh {
     }
 
     /// Public settings for a Table 5.1 experiment: the thesis' DP penalty (full update) clip
-    /// bound and proposal sd, λ and K from [`public_batch`] at the proposal's mean length,
+    /// bound and proposal sd, λ and K from `public_batch` at the proposal's mean length,
     /// σ = [`PUBLIC_NOISE_MULTIPLIER`].
     fn tuned_for(&self, experiment: Experiment) -> Result<Box<dyn Sampler>> {
         let (_, proposal_sd, clip_bound) = super::thesis_tables::penalty_full(experiment);
@@ -357,7 +357,7 @@ impl Sampler for DpFastMh {
     }
 
     /// The DP penalty's public first step (`1/(c√(nd))` per coordinate, shaped), σ from
-    /// [`auto_noise_multiplier`] for the chains' budget, λ and K from [`public_batch`], at
+    /// `auto_noise_multiplier` for the chains' budget, λ and K from `public_batch`, at
     /// most [`AUTO_ITERATIONS`] (or the target) iterations per chain.
     fn derive_auto(&self, p: &AutoInputs) -> Result<(Box<dyn Sampler>, DerivedSettings)> {
         let c = p.clip.unwrap_or(1.0);

@@ -181,7 +181,7 @@ pub(super) fn clamp_nan_low(x: f64, bound: f64) -> f64 {
 }
 
 /// Per-row state a full-data kernel keeps: one buffer of a model call's chunks
-/// ([`call_chunks`]) per group of chunks (`Split`), the per-chunk partial sums, and for models without a closed-form ratio the
+/// (`call_chunks`) per group of chunks (`Split`), the per-chunk partial sums, and for models without a closed-form ratio the
 /// per-row log-likelihoods of the current and the proposed state, in the model's
 /// [`layout`](Model::layout) (`f64`, or `f32` for compact models: see there).
 #[derive(Clone, Debug)]
