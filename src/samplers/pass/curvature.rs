@@ -231,7 +231,9 @@ mod tests {
     /// Each row of the isotropic Gaussian has Hessian `−I` (Frobenius norm `√d`): the sum is
     /// `−n·I` unclipped and `−n·(C/√d)·I` clipped at `C < √d`, up to the forward
     /// differences' rounding; the norms are `√d`; and the sums are the same bits on one
-    /// thread and on four (groups fixed by `n`, added in group order).
+    /// thread and on four (groups fixed by `n`, added in group order). A row's Hessian is off
+    /// by the forward difference's rounding, about `ε·|g|/h ≈ 1e-9` (`h = 1e-6`), so the sum of
+    /// 10 000 rows is within 1e-2 of `−n·I`; a wrong clip would be off by thousands.
     #[test]
     fn sums_clip_each_row_and_do_not_depend_on_the_threads() {
         let (n, d) = (10_000, 3);
@@ -249,11 +251,7 @@ mod tests {
             for a in 0..d {
                 for b in 0..d {
                     let want = if a == b { -(n as f64) * scale } else { 0.0 };
-                    assert!(
-                        (h[(a, b)] - want).abs() < 1e-4 * n as f64,
-                        "{a},{b}: {}",
-                        h[(a, b)]
-                    );
+                    assert!((h[(a, b)] - want).abs() < 1e-2, "{a},{b}: {}", h[(a, b)]);
                     assert_eq!(h[(a, b)], h[(b, a)]);
                 }
             }
