@@ -396,10 +396,38 @@ def spd_inverse(M):
     return (inv + inv.T) / 2
 
 
+def prior_log_density(prior, theta):
+    """The log prior density (up to a constant) at the rows of `theta` (or one point): the
+    Gaussian N(mean, cov), or with `df` = ν independent Student-t distributions of the
+    internal coordinates z = W(θ − mean) with scales √`scale2` (fit's `coordinates`)."""
+    diff = np.atleast_2d(theta) - prior["mean"]
+    if prior["df"] is None:
+        out = -0.5 * np.einsum("bi,ij,bj->b", diff, prior["precision"], diff)
+    else:
+        nu = prior["df"]
+        z2 = (diff @ prior["W"].T) ** 2 / prior["scale2"]
+        out = -0.5 * (nu + 1) * np.log1p(z2 / nu).sum(1)
+    return out if np.ndim(theta) == 2 else float(out[0])
+
+
+def prior_gradient_curvature(prior, theta, exact):
+    """The gradient of the log prior density at `theta` and minus its Hessian (`exact`), or,
+    for Newton's steps, a positive definite curvature (a Student-t prior's scale Gaussian)."""
+    diff = theta - prior["mean"]
+    if prior["df"] is None:
+        return -prior["precision"] @ diff, prior["precision"]
+    nu, W, s2 = prior["df"], prior["W"], prior["scale2"]
+    z = W @ diff
+    grad = W.T @ (-(nu + 1) * z / (nu * s2 + z**2))
+    if not exact:
+        return grad, prior["precision"]
+    curv = (nu + 1) * (nu * s2 - z**2) / (nu * s2 + z**2) ** 2
+    return grad, W.T @ np.diag(curv) @ W
+
+
 def neg_log_post(model, V, y, prior, theta):
     """Negative log posterior (up to a constant) at one point."""
-    diff = theta - prior["mean"]
-    return -loglik(model, V, y, theta)[0] + 0.5 * diff @ prior["precision"] @ diff
+    return -loglik(model, V, y, theta)[0] - prior_log_density(prior, theta)
 
 
 def newton_map(model, V, y, prior, start, max_iter=200):
@@ -410,8 +438,9 @@ def newton_map(model, V, y, prior, start, max_iter=200):
     f = neg_log_post(model, V, y, prior, theta)
     for it in range(1, max_iter + 1):
         g, info = score_information(model, V, y, theta, expected=True)
-        grad = -g + prior["precision"] @ (theta - prior["mean"])
-        step = -spd_inverse(info + prior["precision"]) @ grad
+        pg, pc = prior_gradient_curvature(prior, theta, exact=False)
+        grad = -g - pg
+        step = -spd_inverse(info + pc) @ grad
         decrement = -grad @ step
         if decrement < 1e-12:
             return theta, it
@@ -440,8 +469,7 @@ def importance_check(model, V, y, prior, mode, cov):
     L = np.linalg.cholesky(cov)
     z = rng.standard_normal((IS_DRAWS, p)) / np.sqrt(rng.chisquare(IS_DF, IS_DRAWS) / IS_DF)[:, None]
     draws = mode + z @ L.T
-    diff = draws - prior["mean"]
-    logp = loglik(model, V, y, draws) - 0.5 * np.einsum("bi,ij,bj->b", diff, prior["precision"], diff)
+    logp = loglik(model, V, y, draws) + prior_log_density(prior, draws)
     logw = logp + 0.5 * (IS_DF + p) * np.log1p((z**2).sum(1) / IS_DF)
     w = np.exp(logw - logw.max())
     w /= w.sum()
@@ -470,7 +498,7 @@ def nonprivate_reference(table, X, y, prior):
         start[-1] = math.log(y.std())
     mode, iterations = newton_map(model, V, y, prior, start)
     _, info = score_information(model, V, y, mode)
-    cov = spd_inverse(info + prior["precision"])
+    cov = spd_inverse(info + prior_gradient_curvature(prior, mode, exact=True)[1])
     check = importance_check(model, V, y, prior, mode, cov)
     return {
         "mode": mode,
@@ -505,7 +533,34 @@ def make_prior(fit_json, names):
         else:
             raise ValueError(f"fit's prior has neither cov nor sd: {reported}")
         source = "reported by fit (`prior`)"
-    return {"mean": mean, "cov": cov, "precision": spd_inverse(cov), "source": source}
+    prior = {"mean": mean, "cov": cov, "precision": spd_inverse(cov), "source": source, "df": None}
+    df = (reported or {}).get("df")
+    if df is not None:
+        # independent Student-t in the internal coordinates z = W(θ − mean), W = T⁻¹ with T
+        # fit's map to the model's units (`coordinates`; src/noise_aware/coordinates.rs)
+        W = np.linalg.inv(to_model_map(fit_json["coordinates"], p))
+        prior.update(df=float(df), W=W, scale2=np.diag(W @ cov @ W.T).copy())
+        prior["source"] += f", Student-t with {df:g} df"
+    return prior
+
+
+def to_model_map(coords, p):
+    """The linear part T of fit's map from the internal coordinates to the model's units:
+    T_ii = c/scale_i, and with an intercept k, T_ki = −c·centre_i/(scale_i·scale_k) (c the
+    response's scale; a linear model's log σ row is 1)."""
+    centre, scale = coords["centre"], coords["scale"]
+    c = coords.get("response_scale", 1.0)
+    T = np.zeros((p, p))
+    for i in range(len(centre)):
+        T[i, i] = c / scale[i]
+    k = coords.get("intercept")
+    if k is not None:
+        for i in range(len(centre)):
+            if i != k:
+                T[k, i] = -c * centre[i] / (scale[i] * scale[k])
+    if coords.get("log_sigma"):
+        T[len(centre), len(centre)] = 1.0
+    return T
 
 
 # ---------------------------------------------------------------------------------------------
@@ -636,7 +691,8 @@ def one_release_floor(table, ref, prior, eps, delta):
     mode = ref["mode"]
     beta = mode[:k]
     H = ref["information"][:k, :k]  # linear: the β block, σ fixed
-    P0 = prior["precision"][:k, :k]  # linear: the prior's conditional precision of β given σ
+    # linear: the prior's conditional precision of β given σ; a Student-t prior's curvature
+    P0 = prior_gradient_curvature(prior, mode, exact=True)[1][:k, :k]
     sigma = math.exp(mode[-1]) if linear else None
     # Any A with AᵀA = H⁻¹ gives the same distances ‖A(p − q)‖² = (p − q)ᵀH⁻¹(p − q) and
     # the same A⁻¹A⁻ᵀ = H, so the diameter and Σ are those of H^(−½); A = L⁻¹ (H = LLᵀ) is

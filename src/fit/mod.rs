@@ -283,6 +283,7 @@ impl TableFit {
             prior: PriorReport {
                 declared: prior,
                 description: prior.describe(false),
+                df: None,
                 mean: vec![0.0; d],
                 cov: (0..d)
                     .map(|i| (0..d).map(|j| if i == j { sd * sd } else { 0.0 }).collect())

@@ -12,10 +12,15 @@
 //! unchanged; the draws are mapped back exactly ([`Coordinates::to_model`]).
 //!
 //! The default prior ([`Prior::Autoscaled`]) is weakly informative **in these coordinates**,
-//! the convention of rstanarm's autoscaled priors but scaled by the declared bounds rather
-//! than the data: `N(0, 2.5²)` on every coefficient (the effect of moving a covariate by half
-//! its declared range; the intercept at the box's centre) and, for a linear model,
-//! `ln σ' ~ N(−1, 1.5²)` with `σ'` the error sd in units of the response's half-range.
+//! scaled by the declared bounds rather than the data, with scale 2.5 on every coefficient
+//! (the effect of moving a covariate by half its declared range; the intercept at the box's
+//! centre): for logistic and Poisson regression independent Cauchy distributions (Student-t
+//! with [`AUTOSCALED_DF`] degree of freedom; Gelman, Jakulin, Pittau & Su, "A weakly
+//! informative default prior distribution for logistic and other regression models", Ann.
+//! Appl. Stat. 2008), which shrink small effects like `N(0, 2.5²)` does but barely pull a
+//! large one, where the private likelihood is wide; for a linear model `N(0, 2.5²)` (the
+//! convention of rstanarm's autoscaled priors) and `ln σ' ~ N(−1, 1.5²)` with `σ'` the error
+//! sd in units of the response's half-range.
 //! [`Prior::Original`] puts `N(0, sd²)` on every parameter in the model's own units, as
 //! `fit --prior-sd` does; it is carried into the internal coordinates exactly (a correlated
 //! Gaussian there).
@@ -30,8 +35,10 @@ use crate::error::{Error, Result};
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "scale", rename_all = "kebab-case")]
 pub enum Prior {
-    /// `N(0, sd²)` on every coefficient in the internal coordinates (default `sd` =
-    /// [`AUTOSCALED_SD`]); a linear model's `ln σ'` gets `N(−1, 1.5²)`.
+    /// Scale `sd` (default [`AUTOSCALED_SD`]) on every coefficient in the internal
+    /// coordinates: Cauchy for logistic and Poisson regression (Student-t with
+    /// [`AUTOSCALED_DF`] degree of freedom), `N(0, sd²)` for a linear model, whose `ln σ'` gets
+    /// `N(−1, 1.5²)`.
     Autoscaled {
         /// Prior sd of every internal coefficient.
         sd: f64,
@@ -43,8 +50,12 @@ pub enum Prior {
     },
 }
 
-/// Prior sd of every coefficient under the default [`Prior::Autoscaled`].
+/// Prior scale of every coefficient under the default [`Prior::Autoscaled`].
 pub const AUTOSCALED_SD: f64 = 2.5;
+
+/// Degrees of freedom of [`Prior::Autoscaled`] on a logistic or Poisson model's coefficients
+/// (1: Cauchy, Gelman et al. 2008).
+pub const AUTOSCALED_DF: f64 = 1.0;
 
 /// Mean and sd of a linear model's `ln σ'` under [`Prior::Autoscaled`] (`σ'` in units of the
 /// response's half-range: `e^{−1} ≈ 0.37`, within a factor `e³` either way at two sds).
@@ -65,8 +76,9 @@ impl Prior {
 }
 
 /// The prior of a fit as a user reads it: as declared (`scale`: `autoscaled` or `original`,
-/// and `sd`), in words, and as a Gaussian in the model's units (`mean`, `cov`, in the order of
-/// the parameters).
+/// and `sd`), in words, and in the model's units (`mean`, `cov`, in the order of the
+/// parameters): a Gaussian, or with `df` independent Student-t distributions in the internal
+/// coordinates ([`Coordinates`]) whose scale Gaussian is `N(mean, cov)`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PriorReport {
     /// The prior as declared.
@@ -74,6 +86,9 @@ pub struct PriorReport {
     pub declared: Prior,
     /// What it means, in words.
     pub description: String,
+    /// Degrees of freedom of a Student-t prior (none for a Gaussian).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub df: Option<f64>,
     /// Its mean in the model's units.
     pub mean: Vec<f64>,
     /// Its covariance in the model's units (one row per parameter).
@@ -81,25 +96,23 @@ pub struct PriorReport {
 }
 
 impl Prior {
-    /// The prior in words.
+    /// The prior in words (`log_sigma`: a linear model's, with its error scale).
     pub fn describe(self, log_sigma: bool) -> String {
+        const WHERE: &str = "on every coefficient in the internal coordinates of the declared \
+                             bounds (a covariate's coefficient per half its declared range, the \
+                             intercept at the box's centre)";
         match self {
-            Prior::Autoscaled { sd } => {
+            Prior::Autoscaled { sd } if log_sigma => {
                 let (m, s) = AUTOSCALED_LOG_SIGMA;
-                let sigma = if log_sigma {
-                    format!(
-                        "; log σ' ~ N({m}, {s}²), σ' the error sd in units of the response's \
-                         declared half-range"
-                    )
-                } else {
-                    String::new()
-                };
                 format!(
-                    "N(0, {sd}²) on every coefficient in the internal coordinates of the \
-                     declared bounds (a covariate's coefficient per half its declared range, the \
-                     intercept at the box's centre){sigma}"
+                    "N(0, {sd}²) {WHERE}; log σ' ~ N({m}, {s}²), σ' the error sd in units of \
+                     the response's declared half-range"
                 )
             }
+            Prior::Autoscaled { sd } => format!(
+                "Cauchy(0, {sd}) (Student-t, {AUTOSCALED_DF} degree of freedom, scale {sd}) \
+                 {WHERE}"
+            ),
             Prior::Original { sd } => {
                 format!("N(0, {sd}²) on every parameter in the model's own units")
             }
@@ -107,12 +120,16 @@ impl Prior {
     }
 }
 
-/// A Gaussian prior in the internal coordinates: mean, covariance and precision.
+/// A prior in the internal coordinates: the Gaussian `N(mean, cov)` (`prec` its precision),
+/// or, with `student_df` = ν, independent Student-t distributions with ν degrees of freedom,
+/// centre `mean` and scale `√cov_jj` (`cov` then diagonal): the scale mixture of
+/// `N(mean_j, λ_j cov_jj)` with `λ_j ~ InvGamma(ν/2, ν/2)`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct GaussianPrior {
     pub mean: Vec<f64>,
     pub cov: DMatrix<f64>,
     pub prec: DMatrix<f64>,
+    pub student_df: Option<f64>,
 }
 
 impl GaussianPrior {
@@ -136,16 +153,70 @@ impl GaussianPrior {
                 )
             })?
             .inverse();
-        Ok(GaussianPrior { mean, cov, prec })
+        Ok(GaussianPrior {
+            mean,
+            cov,
+            prec,
+            student_df: None,
+        })
     }
 
-    /// The gradient of the log prior density at `theta`: `−P(θ − m)`.
-    pub(crate) fn grad(&self, theta: &[f64]) -> DVector<f64> {
+    /// The gradient of the log density of the Gaussian `N(mean, cov)` at `theta`:
+    /// `−P(θ − m)` (a Student-t prior's scale Gaussian).
+    pub(crate) fn gaussian_grad(&self, theta: &[f64]) -> DVector<f64> {
         let diff = DVector::from_iterator(
             theta.len(),
             theta.iter().zip(&self.mean).map(|(t, m)| t - m),
         );
         -(&self.prec * diff)
+    }
+
+    /// The gradient of the log prior density at `theta`: `−P(θ − m)`, or for a Student-t
+    /// prior `−(ν + 1)(θ_j − m_j)/(ν s_j² + (θ_j − m_j)²)` per coordinate.
+    pub(crate) fn grad(&self, theta: &[f64]) -> DVector<f64> {
+        match self.student_df {
+            None => self.gaussian_grad(theta),
+            Some(nu) => DVector::from_fn(theta.len(), |j, _| {
+                let r = theta[j] - self.mean[j];
+                -(nu + 1.0) * r / (nu * self.cov[(j, j)] + r * r)
+            }),
+        }
+    }
+
+    /// Minus the Hessian of the log prior density at `theta`: `P`, or for a Student-t prior
+    /// the diagonal `(ν + 1)(ν s_j² − r_j²)/(ν s_j² + r_j²)²` (`r = θ − m`; negative beyond
+    /// `r_j² = ν s_j²`).
+    pub(crate) fn neg_hessian(&self, theta: &[f64]) -> DMatrix<f64> {
+        match self.student_df {
+            None => self.prec.clone(),
+            Some(nu) => DMatrix::from_fn(theta.len(), theta.len(), |i, j| {
+                if i != j {
+                    return 0.0;
+                }
+                let r2 = (theta[i] - self.mean[i]).powi(2);
+                let a = nu * self.cov[(i, i)];
+                (nu + 1.0) * (a - r2) / ((a + r2) * (a + r2))
+            }),
+        }
+    }
+
+    /// The Gaussian a Student-t prior acts as on draws of θ (row-major, internal
+    /// coordinates): precision `E[(ν + 1)/(ν s_j² + r_j²)]` over the draws, the posterior
+    /// mean of the mixture's precision `1/(λ_j s_j²)`; the prior itself if it is Gaussian.
+    pub(crate) fn effective_precision(&self, draws: &[f64]) -> DMatrix<f64> {
+        let d = self.mean.len();
+        let Some(nu) = self.student_df else {
+            return self.prec.clone();
+        };
+        let rows = (draws.len() / d.max(1)).max(1) as f64;
+        let mut diag = vec![0.0; d];
+        for row in draws.chunks_exact(d) {
+            for j in 0..d {
+                let r = row[j] - self.mean[j];
+                diag[j] += (nu + 1.0) / (nu * self.cov[(j, j)] + r * r);
+            }
+        }
+        DMatrix::from_diagonal(&DVector::from_iterator(d, diag.iter().map(|v| v / rows)))
     }
 }
 
@@ -274,7 +345,12 @@ impl Coordinates {
                     mean[p] = m;
                     var[p] = s * s;
                 }
-                GaussianPrior::new(mean, DMatrix::from_diagonal(&DVector::from_vec(var)))
+                let gaussian =
+                    GaussianPrior::new(mean, DMatrix::from_diagonal(&DVector::from_vec(var)))?;
+                Ok(GaussianPrior {
+                    student_df: (!self.log_sigma).then_some(AUTOSCALED_DF),
+                    ..gaussian
+                })
             }
             Prior::Original { .. } => {
                 let (t, offset) = self.to_model_map();
@@ -294,6 +370,7 @@ impl Coordinates {
         PriorReport {
             declared,
             description: declared.describe(self.log_sigma),
+            df: prior.student_df,
             mean,
             cov: cov
                 .row_iter()
@@ -363,5 +440,55 @@ mod tests {
         assert_eq!(a.mean, vec![0.0, 0.0, 0.0, -1.0]);
         assert_eq!(a.cov[(1, 1)], 6.25);
         assert!(c.prior(Prior::Original { sd: -1.0 }).is_err());
+        // a linear model's default is Gaussian; a GLM's is Cauchy with the same scale
+        assert_eq!(a.student_df, None);
+        let glm = Coordinates::of(&[(1.0, 1.0), (0.0, 60.0)], None);
+        let t = glm.prior(Prior::default()).unwrap();
+        assert_eq!(t.student_df, Some(AUTOSCALED_DF));
+        assert_eq!(t.cov[(1, 1)], 6.25);
+        assert_eq!(
+            glm.prior(Prior::Original { sd: 3.0 }).unwrap().student_df,
+            None
+        );
+        assert_eq!(glm.prior_report(Prior::default(), &t).df, Some(1.0));
+    }
+
+    /// The Student-t prior's gradient and curvature are those of its log density
+    /// `−(ν + 1)/2 Σ ln(1 + r_j²/(ν s_j²))` (central differences), and its acting precision is
+    /// the mixture's posterior mean precision.
+    #[test]
+    fn student_t_prior_derivatives() {
+        let glm = Coordinates::of(&[(1.0, 1.0), (0.0, 60.0), (-3.0, 5.0)], None);
+        let prior = glm.prior(Prior::Autoscaled { sd: 1.5 }).unwrap();
+        let nu = prior.student_df.unwrap();
+        let log_density = |t: &[f64]| -> f64 {
+            t.iter()
+                .enumerate()
+                .map(|(j, v)| -0.5 * (nu + 1.0) * (v * v / (nu * prior.cov[(j, j)])).ln_1p())
+                .sum()
+        };
+        let theta = [0.3, -4.0, 1.7];
+        let (g, h) = (prior.grad(&theta), prior.neg_hessian(&theta));
+        let e = 1e-5;
+        for j in 0..3 {
+            let mut up = theta;
+            let mut down = theta;
+            up[j] += e;
+            down[j] -= e;
+            let fd = (log_density(&up) - log_density(&down)) / (2.0 * e);
+            assert!((fd - g[j]).abs() < 1e-7, "gradient {j}: {fd} vs {}", g[j]);
+            let fd2 = (prior.grad(&up)[j] - prior.grad(&down)[j]) / (2.0 * e);
+            assert!(
+                (fd2 + h[(j, j)]).abs() < 1e-6,
+                "curvature {j}: {fd2} vs {}",
+                h[(j, j)]
+            );
+        }
+        // beyond r² = ν s² the curvature is negative; the scale Gaussian's gradient is −P r
+        assert!(h[(1, 1)] < 0.0);
+        assert!((prior.gaussian_grad(&theta)[1] - 4.0 / 2.25).abs() < 1e-12);
+        // one draw: (ν + 1)/(ν s² + r²) per coordinate
+        let acting = prior.effective_precision(&theta);
+        assert!((acting[(1, 1)] - 2.0 / (2.25 + 16.0)).abs() < 1e-12);
     }
 }

@@ -425,7 +425,7 @@ impl GlmData {
     }
 
     /// The **non-private** Laplace approximation of the posterior: the mode (Newton's method on
-    /// the exact sums) and the inverse of the information plus the prior precision there
+    /// the exact sums) and the inverse of the information plus the prior's curvature there
     /// (row-major `d × d`). It reads the raw data and is **not** covered by any privacy
     /// guarantee: a reference for evaluations on data you may see, never a release.
     ///
@@ -456,6 +456,15 @@ impl GlmData {
                 *t += s;
             }
             if big < 1e-10 {
+                // the Laplace covariance with the prior's exact curvature at the mode (a
+                // Student-t prior's Newton steps above are damped by its scale Gaussian)
+                let mut exact = DMatrix::zeros(d, d);
+                self.sums(&theta, &mut vec![0.0; d], &mut exact);
+                let exact = exact + self.prior.neg_hessian(&theta);
+                let chol = exact.cholesky().ok_or_else(|| Error::Numerical {
+                    what: "non-private Laplace approximation",
+                    reason: "the posterior's curvature at the mode is not positive definite".into(),
+                })?;
                 let (t, _) = self.coords.to_model_map();
                 let cov = &t * chol.inverse() * t.transpose();
                 self.to_model(&mut theta);

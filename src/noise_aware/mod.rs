@@ -66,7 +66,9 @@ use std::time::{Duration, Instant};
 use nalgebra::{DMatrix, DVector};
 use serde::{Deserialize, Serialize};
 
-pub use coordinates::{AUTOSCALED_LOG_SIGMA, AUTOSCALED_SD, Coordinates, Prior, PriorReport};
+pub use coordinates::{
+    AUTOSCALED_DF, AUTOSCALED_LOG_SIGMA, AUTOSCALED_SD, Coordinates, Prior, PriorReport,
+};
 pub use data::GlmData;
 pub use linear::{SUFFICIENT_SHARES, SufficientRelease, release_sufficient};
 pub use link::GlmKind;
@@ -260,6 +262,7 @@ impl NoiseAware {
                     centred: false,
                     precision,
                     prior_precision,
+                    student_prior: None,
                 }
             } else {
                 let plan = self
@@ -429,6 +432,7 @@ impl NoiseAware {
             .iter()
             .map(|c| c.accepted.iter().filter(|a| **a).count() as f64 / c.accepted.len() as f64)
             .collect();
+        let (precision, prior_precision, pull_prior) = acting_prior(&fitted, &chains, labels);
         let traces: Vec<ChainTrace> = chains
             .into_iter()
             .map(|mut c| {
@@ -456,7 +460,12 @@ impl NoiseAware {
                 }
             })
             .collect();
-        let variance_shares = variance_shares(&traces, &fitted, labels);
+        let variance_shares = variance_shares(
+            &traces,
+            (&precision, &prior_precision),
+            labels,
+            pull_prior.as_ref(),
+        );
         let privacy = ledger(&fitted.releases, mu_total, epsilon, delta)?;
         let mut final_point = fitted.final_point;
         (labels.to_model)(&mut final_point);
@@ -572,17 +581,16 @@ fn ledger(
 /// Post-processing of the releases; empty if a matrix is singular.
 fn variance_shares(
     traces: &[ChainTrace],
-    fitted: &Fitted,
+    (precision, prior_precision): (&DMatrix<f64>, &DMatrix<f64>),
     labels: &Labels<'_>,
+    prior: Option<&PriorReport>,
 ) -> Vec<VarianceShare> {
     let d = labels.names.len();
     let t = &labels.linear_map;
     let to_model = |m: DMatrix<f64>| t * m * t.transpose();
     let (Some(c0), Some(h_inv)) = (
-        fitted.precision.clone().try_inverse().map(to_model),
-        (&fitted.precision - &fitted.prior_precision)
-            .try_inverse()
-            .map(to_model),
+        precision.clone().try_inverse().map(to_model),
+        (precision - prior_precision).try_inverse().map(to_model),
     ) else {
         return Vec::new();
     };
@@ -591,7 +599,7 @@ fn variance_shares(
         .flat_map(|c| c.draws.chunks_exact(d))
         .collect();
     let (mean, cov) = moments(&all, d);
-    let pulls = prior_pulls(&mean, &cov, labels.prior.as_ref());
+    let pulls = prior_pulls(&mean, &cov, prior);
     (0..d)
         .map(|i| {
             let var = cov[(i, i)];
@@ -610,6 +618,44 @@ fn variance_shares(
             }
         })
         .collect()
+}
+
+/// The precisions [`variance_shares`] reads (internal coordinates: the released information's
+/// posterior precision with the prior, and the prior's) and the prior [`prior_pulls`] reads
+/// (model units). A Student-t prior acts on these draws as the Gaussian of its mixture's
+/// posterior mean precision ([`coordinates::GaussianPrior::effective_precision`]); a Gaussian
+/// prior is itself.
+fn acting_prior(
+    fitted: &Fitted,
+    chains: &[posterior::ChainDraws],
+    labels: &Labels<'_>,
+) -> (DMatrix<f64>, DMatrix<f64>, Option<PriorReport>) {
+    let Some(student) = &fitted.student_prior else {
+        return (
+            fitted.precision.clone(),
+            fitted.prior_precision.clone(),
+            labels.prior.clone(),
+        );
+    };
+    let draws: Vec<f64> = chains
+        .iter()
+        .flat_map(|c| c.draws.iter().copied())
+        .collect();
+    let acting = student.effective_precision(&draws);
+    let precision = &fitted.precision - &fitted.prior_precision + &acting;
+    let report = labels.prior.clone().and_then(|r| {
+        let t = &labels.linear_map;
+        let cov = t * acting.clone().try_inverse()? * t.transpose();
+        Some(PriorReport {
+            df: None,
+            cov: cov
+                .row_iter()
+                .map(|r| r.iter().copied().collect())
+                .collect(),
+            ..r
+        })
+    });
+    (precision, acting, report)
 }
 
 /// The mean and the sample covariance (divisor `n − 1`) of draws of length `d`.
@@ -667,6 +713,8 @@ struct Fitted {
     /// the prior's precision (internal coordinates): for [`variance_shares`].
     precision: DMatrix<f64>,
     prior_precision: DMatrix<f64>,
+    /// A Student-t prior, centred as the draws are (for [`acting_prior`]).
+    student_prior: Option<coordinates::GaussianPrior>,
 }
 
 /// `t + sign·m`, in place.
@@ -699,6 +747,7 @@ impl Fitted {
             &centred,
             &pooled,
             prior.cov.clone(),
+            prior.student_df,
             determined,
         )?;
         let mut final_point = path.final_theta.clone();
@@ -731,6 +780,10 @@ impl Fitted {
             centred: true,
             precision: path.final_curv,
             prior_precision: prior.prec.clone(),
+            student_prior: prior.student_df.map(|_| coordinates::GaussianPrior {
+                mean: vec![0.0; d],
+                ..prior.clone()
+            }),
         })
     }
 }
@@ -788,6 +841,7 @@ mod tests {
         PriorReport {
             declared: Prior::Original { sd: 1.0 },
             description: String::new(),
+            df: None,
             mean,
             cov,
         }

@@ -96,6 +96,7 @@ pub(crate) fn gaussian_prior<M: Model + ?Sized>(model: &M) -> Result<GaussianPri
                 mean: theta,
                 cov,
                 prec,
+                student_df: None,
             });
         }
     }

@@ -297,7 +297,9 @@ pub(crate) fn newton_path(
         // post-processing: the Newton step and the next round's shape
         let a_inv = a.clone().try_inverse().ok_or_else(singular)?;
         let score = &a_inv * DVector::from_vec(rel_g);
-        let prior_grad = data.prior.grad(&theta);
+        // the path's steps are damped by the prior's scale Gaussian (a public rule: the path
+        // only has to reach the likelihood's quadratic region)
+        let prior_grad = data.prior.gaussian_grad(&theta);
         let score_s = score[d - 1];
         let chol = curv.clone().cholesky().ok_or_else(singular)?;
         let raw = chol.solve(&(score + prior_grad));

@@ -67,10 +67,11 @@ pub struct FitArgs {
     #[arg(long)]
     scale: bool,
     /// Prior standard deviation of every parameter in the model's units (normal prior
-    /// centred at 0). Default: the noise-aware method's autoscaled prior, N(0, 2.5²) on every
+    /// centred at 0). Default: the noise-aware method's autoscaled prior, scale 2.5 on every
     /// coefficient in the coordinates of the declared bounds (a covariate's coefficient per
-    /// half its declared range; a linear model's log σ in units of the response's half-range
-    /// N(−1, 1.5²)); the DP-MCMC method's N(0, 10) on every parameter.
+    /// half its declared range): Cauchy for logistic and Poisson, N(0, 2.5²) for linear (its
+    /// log σ in units of the response's half-range N(−1, 1.5²)); the DP-MCMC method's
+    /// N(0, 10) on every parameter.
     #[arg(long, value_name = "SD", allow_hyphen_values = true)]
     prior_sd: Option<f64>,
     /// Privacy budget ε of the whole analysis (initialisation, warm-up, sampling, all chains).
