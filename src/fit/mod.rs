@@ -247,6 +247,14 @@ impl TableFit {
     }
 
     fn dp_mcmc(&self, df: &DataFrame) -> Result<TableFitResult> {
+        if self.spec.prior_normal {
+            return Err(Error::invalid(
+                "--prior-normal",
+                "with --method dp-mcmc",
+                "it sets the noise-aware method's prior; DP-MCMC's prior is N(0, sd²) in the \
+                 model's units: give --prior-sd",
+            ));
+        }
         let model = prepare(df, &self.spec)?;
         let kind = self.sampler.unwrap_or_else(|| default_sampler(&model));
         let mut auto = Auto::new(kind);

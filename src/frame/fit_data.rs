@@ -149,6 +149,10 @@ pub struct FitSpec {
     /// ([`Prior::Autoscaled`](crate::noise_aware::Prior::Autoscaled)); the DP-MCMC models
     /// take `N(0, 10)` on every parameter ([`DP_MCMC_PRIOR_SD`]).
     pub prior_sd: Option<f64>,
+    /// The noise-aware method's autoscaled prior as `N(0, 2.5²)` on every coefficient
+    /// ([`Prior::AutoscaledNormal`](crate::noise_aware::Prior::AutoscaledNormal), the logistic
+    /// and Poisson default before the Cauchy) instead of the default (`--prior-normal`).
+    pub prior_normal: bool,
     /// Groups of covariates declared one-hot (at most one non-zero per row; used by the
     /// noise-aware method, [`GlmData::one_hot`](crate::noise_aware::GlmData::one_hot)).
     pub one_hot: Vec<Vec<String>>,
@@ -174,6 +178,7 @@ impl FitSpec {
             bounds: Vec::new(),
             clamp: false,
             prior_sd: None,
+            prior_normal: false,
             one_hot: Vec::new(),
             binary: Vec::new(),
             scale_to_unit: false,
@@ -236,6 +241,14 @@ impl FitSpec {
     pub fn validate(&self) -> Result<()> {
         if let Some(sd) = self.prior_sd {
             crate::error::check::positive("--prior-sd", sd)?;
+            if self.prior_normal {
+                return Err(Error::invalid(
+                    "--prior-normal",
+                    "with --prior-sd",
+                    "give --prior-sd (a normal prior in the model's units) or --prior-normal \
+                     (a normal prior in the coordinates of the declared bounds), not both",
+                ));
+            }
         }
         const LIMIT: f64 = 1e100;
         for b in &self.bounds {
@@ -653,9 +666,12 @@ pub fn prepare_glm(df: &DataFrame, spec: &FitSpec) -> Result<crate::noise_aware:
         Some(b) => (b.lo, b.hi),
         None => (0.0, 1.0),
     };
-    let prior = match spec.prior_sd {
-        Some(sd) => crate::noise_aware::Prior::Original { sd },
-        None => crate::noise_aware::Prior::default(),
+    let prior = match (spec.prior_sd, spec.prior_normal) {
+        (Some(sd), _) => crate::noise_aware::Prior::Original { sd },
+        (None, true) => crate::noise_aware::Prior::AutoscaledNormal {
+            sd: crate::noise_aware::AUTOSCALED_SD,
+        },
+        (None, false) => crate::noise_aware::Prior::default(),
     };
     let mut data = GlmData::new(
         kind,

@@ -40,6 +40,13 @@ pub enum Prior {
     /// [`AUTOSCALED_DF`] degree of freedom), `N(0, sd²)` for a linear model, whose `ln σ'` gets
     /// `N(−1, 1.5²)`.
     Autoscaled {
+        /// Prior scale of every internal coefficient.
+        sd: f64,
+    },
+    /// `N(0, sd²)` on every coefficient in the internal coordinates, for every model (the
+    /// logistic and Poisson default before the Cauchy; `fit --prior-normal`); a linear model's
+    /// `ln σ'` as under [`Prior::Autoscaled`].
+    AutoscaledNormal {
         /// Prior sd of every internal coefficient.
         sd: f64,
     },
@@ -70,7 +77,8 @@ impl Default for Prior {
 impl Prior {
     /// The prior's sd, checked positive and finite.
     fn sd(self) -> Result<f64> {
-        let (Prior::Autoscaled { sd } | Prior::Original { sd }) = self;
+        let (Prior::Autoscaled { sd } | Prior::AutoscaledNormal { sd } | Prior::Original { sd }) =
+            self;
         crate::error::check::positive("prior sd", sd)
     }
 }
@@ -102,7 +110,7 @@ impl Prior {
                              bounds (a covariate's coefficient per half its declared range, the \
                              intercept at the box's centre)";
         match self {
-            Prior::Autoscaled { sd } if log_sigma => {
+            Prior::Autoscaled { sd } | Prior::AutoscaledNormal { sd } if log_sigma => {
                 let (m, s) = AUTOSCALED_LOG_SIGMA;
                 format!(
                     "N(0, {sd}²) {WHERE}; log σ' ~ N({m}, {s}²), σ' the error sd in units of \
@@ -113,6 +121,7 @@ impl Prior {
                 "Cauchy(0, {sd}) (Student-t, {AUTOSCALED_DF} degree of freedom, scale {sd}) \
                  {WHERE}"
             ),
+            Prior::AutoscaledNormal { sd } => format!("N(0, {sd}²) {WHERE}"),
             Prior::Original { sd } => {
                 format!("N(0, {sd}²) on every parameter in the model's own units")
             }
@@ -337,7 +346,7 @@ impl Coordinates {
         let d = self.dim();
         let p = self.centre.len();
         match prior {
-            Prior::Autoscaled { .. } => {
+            Prior::Autoscaled { .. } | Prior::AutoscaledNormal { .. } => {
                 let mut mean = vec![0.0; d];
                 let mut var = vec![sd * sd; d];
                 if self.log_sigma {
@@ -348,7 +357,8 @@ impl Coordinates {
                 let gaussian =
                     GaussianPrior::new(mean, DMatrix::from_diagonal(&DVector::from_vec(var)))?;
                 Ok(GaussianPrior {
-                    student_df: (!self.log_sigma).then_some(AUTOSCALED_DF),
+                    student_df: (matches!(prior, Prior::Autoscaled { .. }) && !self.log_sigma)
+                        .then_some(AUTOSCALED_DF),
                     ..gaussian
                 })
             }
@@ -451,6 +461,14 @@ mod tests {
             None
         );
         assert_eq!(glm.prior_report(Prior::default(), &t).df, Some(1.0));
+        let normal = glm.prior(Prior::AutoscaledNormal { sd: 2.5 }).unwrap();
+        assert_eq!((normal.student_df, normal.cov[(1, 1)]), (None, 6.25));
+        assert!(
+            Prior::AutoscaledNormal { sd: 2.5 }
+                .describe(false)
+                .starts_with("N(0, 2.5²)")
+        );
+        assert!(glm.prior(Prior::AutoscaledNormal { sd: f64::NAN }).is_err());
     }
 
     /// The Student-t prior's gradient and curvature are those of its log density

@@ -875,3 +875,49 @@ fn public_inputs_are_checked_before_the_data() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The default prior of a logistic fit is the Cauchy of scale 2.5 in the declared bounds'
+/// coordinates (`prior.df` 1); `--prior-normal` gives N(0, 2.5²) there (no `df`) and is
+/// declared; with `--prior-sd` as well it is refused (exit 2) naming both flags.
+#[test]
+fn prior_family_is_reported_and_chosen() {
+    let dir = temp_dir("prior-family");
+    let csv = logistic_csv(&dir, "data.csv", |_, _| {});
+    let data = csv.display().to_string();
+    let out = dir.join("o").display().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = flags(&data, &out);
+        args.extend_from_slice(&["--overwrite"]);
+        args.extend_from_slice(extra);
+        fit(&args)
+    };
+    let (code, stdout, stderr) = run(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["prior"]["scale"], "autoscaled");
+    assert_eq!(json["prior"]["df"], 1.0);
+    assert!(
+        json["prior"]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Cauchy(0, 2.5)")
+    );
+    assert_eq!(json["declared"]["prior_normal"], false);
+    let (code, stdout, stderr) = run(&["--prior-normal"]);
+    assert_eq!(code, 0, "{stderr}");
+    let json: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["prior"]["scale"], "autoscaled-normal");
+    assert!(json["prior"].get("df").is_none());
+    assert_eq!(json["prior"]["sd"], 2.5);
+    assert_eq!(json["declared"]["prior_normal"], true);
+    let (code, _, stderr) = run(&["--prior-normal", "--prior-sd", "3"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--prior-sd") && stderr.contains("--prior-normal"),
+        "{stderr}"
+    );
+    // DP-MCMC's prior is set in the model's units only
+    let (code, _, stderr) = run(&["--prior-normal", "--method", "dp-mcmc"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("give --prior-sd"), "{stderr}");
+}

@@ -74,6 +74,10 @@ pub struct FitArgs {
     /// N(0, 10) on every parameter.
     #[arg(long, value_name = "SD", allow_hyphen_values = true)]
     prior_sd: Option<f64>,
+    /// The noise-aware method's autoscaled prior as N(0, 2.5²) on every coefficient (for
+    /// logistic and Poisson too, instead of their default Cauchy).
+    #[arg(long)]
+    prior_normal: bool,
     /// Privacy budget ε of the whole analysis (initialisation, warm-up, sampling, all chains).
     #[arg(long, allow_hyphen_values = true)]
     epsilon: f64,
@@ -200,6 +204,7 @@ fn fit_inner(a: FitArgs) -> Result<(Value, Option<String>)> {
     spec.one_hot = a.one_hot.iter().map(|g| comma_list(g)).collect();
     spec.binary = a.binary.as_deref().map(comma_list).unwrap_or_default();
     spec.prior_sd = a.prior_sd;
+    spec.prior_normal = a.prior_normal;
     spec.validate()?;
     check_out_dir(&a.out, a.overwrite)?;
 
@@ -262,6 +267,7 @@ fn declared(spec: &FitSpec, data: &std::path::Path) -> Value {
         "clamp": spec.clamp,
         "scale": spec.scale_to_unit,
         "prior_sd": spec.prior_sd,
+        "prior_normal": spec.prior_normal,
     })
 }
 
