@@ -187,45 +187,50 @@ impl GaussianPrior {
             None => self.gaussian_grad(theta),
             Some(nu) => DVector::from_fn(theta.len(), |j, _| {
                 let r = theta[j] - self.mean[j];
-                -(nu + 1.0) * r / (nu * self.cov[(j, j)] + r * r)
+                -self.student_weight(nu, j, r) * r
             }),
         }
+    }
+
+    /// `(ν + 1)/(ν s_j² + r²)`: the Student-t score's weight of coordinate `j` at the distance
+    /// `r` from its centre, and the mixture's posterior mean precision `E[1/(λ_j s_j²) | r]`.
+    fn student_weight(&self, nu: f64, j: usize, r: f64) -> f64 {
+        (nu + 1.0) / (nu * self.cov[(j, j)] + r * r)
     }
 
     /// Minus the Hessian of the log prior density at `theta`: `P`, or for a Student-t prior
-    /// the diagonal `(ν + 1)(ν s_j² − r_j²)/(ν s_j² + r_j²)²` (`r = θ − m`; negative beyond
-    /// `r_j² = ν s_j²`).
+    /// the diagonal `w_j − 2r_j² w_j²/(ν + 1)` with `w_j` the score's weight
+    /// ([`Self::student_weight`], `r = θ − m`; negative beyond `r_j² = ν s_j²`).
     pub(crate) fn neg_hessian(&self, theta: &[f64]) -> DMatrix<f64> {
         match self.student_df {
             None => self.prec.clone(),
-            Some(nu) => DMatrix::from_fn(theta.len(), theta.len(), |i, j| {
-                if i != j {
-                    return 0.0;
-                }
-                let r2 = (theta[i] - self.mean[i]).powi(2);
-                let a = nu * self.cov[(i, i)];
-                (nu + 1.0) * (a - r2) / ((a + r2) * (a + r2))
-            }),
+            Some(nu) => DMatrix::from_diagonal(&DVector::from_fn(theta.len(), |j, _| {
+                let r = theta[j] - self.mean[j];
+                let w = self.student_weight(nu, j, r);
+                w - 2.0 * r * r * w * w / (nu + 1.0)
+            })),
         }
     }
 
-    /// The Gaussian a Student-t prior acts as on draws of θ (row-major, internal
-    /// coordinates): precision `E[(ν + 1)/(ν s_j² + r_j²)]` over the draws, the posterior
+    /// The Gaussian a Student-t prior acts as on draws of θ (rows in the internal
+    /// coordinates): precision [`Self::student_weight`] averaged over the draws, the posterior
     /// mean of the mixture's precision `1/(λ_j s_j²)`; the prior itself if it is Gaussian.
-    pub(crate) fn effective_precision(&self, draws: &[f64]) -> DMatrix<f64> {
-        let d = self.mean.len();
+    pub(crate) fn effective_precision<'a>(
+        &self,
+        rows: impl IntoIterator<Item = &'a [f64]>,
+    ) -> DMatrix<f64> {
         let Some(nu) = self.student_df else {
             return self.prec.clone();
         };
-        let rows = (draws.len() / d.max(1)).max(1) as f64;
-        let mut diag = vec![0.0; d];
-        for row in draws.chunks_exact(d) {
-            for j in 0..d {
-                let r = row[j] - self.mean[j];
-                diag[j] += (nu + 1.0) / (nu * self.cov[(j, j)] + r * r);
+        let mut diag = DVector::zeros(self.mean.len());
+        let mut count = 0usize;
+        for row in rows {
+            for (j, (t, m)) in row.iter().zip(&self.mean).enumerate() {
+                diag[j] += self.student_weight(nu, j, t - m);
             }
+            count += 1;
         }
-        DMatrix::from_diagonal(&DVector::from_iterator(d, diag.iter().map(|v| v / rows)))
+        DMatrix::from_diagonal(&(diag / count.max(1) as f64))
     }
 }
 
@@ -506,7 +511,7 @@ mod tests {
         assert!(h[(1, 1)] < 0.0);
         assert!((prior.gaussian_grad(&theta)[1] - 4.0 / 2.25).abs() < 1e-12);
         // one draw: (ν + 1)/(ν s² + r²) per coordinate
-        let acting = prior.effective_precision(&theta);
+        let acting = prior.effective_precision([&theta[..]]);
         assert!((acting[(1, 1)] - 2.0 / (2.25 + 16.0)).abs() < 1e-12);
     }
 }

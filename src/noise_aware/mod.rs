@@ -637,11 +637,8 @@ fn acting_prior(
             labels.prior.clone(),
         );
     };
-    let draws: Vec<f64> = chains
-        .iter()
-        .flat_map(|c| c.draws.iter().copied())
-        .collect();
-    let acting = student.effective_precision(&draws);
+    let d = labels.names.len();
+    let acting = student.effective_precision(chains.iter().flat_map(|c| c.draws.chunks_exact(d)));
     let precision = &fitted.precision - &fitted.prior_precision + &acting;
     let report = labels.prior.clone().and_then(|r| {
         let t = &labels.linear_map;

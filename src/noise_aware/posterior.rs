@@ -693,24 +693,24 @@ mod tests {
             for _ in 0..5 {
                 let t = draw_from_factor(&chol, &mean, &mut is_rng).unwrap();
                 let ratio = weighted_ratio(&t, nu);
-                weighted.push((t, log + ratio, mean.clone()));
+                weighted.push((t, log, ratio, mean.clone()));
             }
         }
         let top = weighted
             .iter()
-            .map(|w| w.1)
+            .map(|w| w.1 + w.2)
             .fold(f64::NEG_INFINITY, f64::max);
         let (mut w_sum, mut w_sq, mut m1, mut m2) =
             (0.0, 0.0, DVector::zeros(2), DVector::zeros(2));
         let (mut n_sum, mut gauss) = (0.0, DVector::zeros(2));
-        for (t, log, mean) in &weighted {
-            let w = (log - top).exp();
+        for (t, log, ratio, mean) in &weighted {
+            let w = (log + ratio - top).exp();
             w_sum += w;
             w_sq += w * w;
             m1 += t * w;
             m2 += t.component_mul(t) * w;
             // the Gaussian prior's posterior mean (weights without the density ratio)
-            let wn = (log - top - weighted_ratio(t, nu)).exp();
+            let wn = (log - top).exp();
             n_sum += wn;
             gauss += mean * wn;
         }
